@@ -1,0 +1,183 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import sodium from 'sodium-native';
+import { decodeCanonicalBase64 } from './base64.js';
+import { err, ok, type Result } from './result.js';
+
+/** An Ed25519 key pair held as libsodium's 64-byte secret key (seed followed by public key). */
+export interface SigningKey {
+  readonly secretKey: Buffer;
+  readonly publicKey: Buffer;
+}
+
+/** An X25519 key pair for sealed boxes. */
+export interface BoxKeyPair {
+  readonly secretKey: Buffer;
+  readonly publicKey: Buffer;
+}
+
+/** Why a key could not be loaded. */
+export interface KeyError {
+  readonly kind: 'invalid-key';
+  readonly reason: string;
+}
+
+const invalid = (reason: string) => err<KeyError>({ kind: 'invalid-key', reason });
+
+function fromSeed(seed: Uint8Array): SigningKey {
+  const publicKey = Buffer.alloc(sodium.crypto_sign_PUBLICKEYBYTES);
+  const secretKey = sodium.sodium_malloc(sodium.crypto_sign_SECRETKEYBYTES) as Buffer;
+  sodium.crypto_sign_seed_keypair(publicKey, secretKey, Buffer.from(seed));
+  return { secretKey, publicKey };
+}
+
+function fromBytes(bytes: Uint8Array): Result<SigningKey, KeyError> {
+  if (bytes.length === sodium.crypto_sign_SEEDBYTES) return ok(fromSeed(bytes));
+  if (bytes.length === sodium.crypto_sign_SECRETKEYBYTES) {
+    const key = fromSeed(bytes.subarray(0, sodium.crypto_sign_SEEDBYTES));
+    // A 64-byte key whose public half does not belong to its seed would sign with one key
+    // and advertise another.
+    if (!key.publicKey.equals(Buffer.from(bytes.subarray(sodium.crypto_sign_SEEDBYTES)))) {
+      return invalid('the public half of the 64-byte key does not match its seed');
+    }
+    return ok(key);
+  }
+  return invalid(`an Ed25519 private key is 32 or 64 bytes, not ${bytes.length}`);
+}
+
+function isPem(text: string): boolean {
+  return text.trimStart().startsWith('-----BEGIN ');
+}
+
+/**
+ * Loads an Ed25519 signing key from a 32-byte seed, a 64-byte libsodium key (bytes or
+ * standard base64), or a PEM PKCS#8 private key.
+ */
+export function signingKeyFrom(input: string | Uint8Array): Result<SigningKey, KeyError> {
+  if (typeof input !== 'string') return fromBytes(input);
+  if (isPem(input)) {
+    try {
+      const key = createPrivateKey({ key: input, format: 'pem' });
+      if (key.asymmetricKeyType !== 'ed25519') return invalid('the PEM key is not an Ed25519 key');
+      const d = key.export({ format: 'jwk' }).d;
+      if (d === undefined) return invalid('the PEM key has no private part');
+      return ok(fromSeed(Buffer.from(d, 'base64url')));
+    } catch {
+      return invalid('the PEM private key could not be parsed');
+    }
+  }
+  const bytes = decodeCanonicalBase64(input.trim());
+  return bytes ? fromBytes(bytes) : invalid('the key is neither PEM nor canonical base64');
+}
+
+function checkPublicKey(bytes: Uint8Array): Result<Buffer, KeyError> {
+  if (bytes.length !== sodium.crypto_sign_PUBLICKEYBYTES) {
+    return invalid(`an Ed25519 public key is 32 bytes, not ${bytes.length}`);
+  }
+  const key = Buffer.from(bytes);
+  if (!sodium.crypto_core_ed25519_is_valid_point(key)) {
+    return invalid('the public key is not a valid Ed25519 point');
+  }
+  return ok(key);
+}
+
+/**
+ * Loads an Ed25519 public key from its raw 32 bytes (bytes or standard base64) or a PEM
+ * SubjectPublicKeyInfo. Small-order and non-canonical points are refused.
+ */
+export function publicKeyFrom(input: string | Uint8Array): Result<Buffer, KeyError> {
+  if (typeof input !== 'string') return checkPublicKey(input);
+  if (isPem(input)) {
+    try {
+      const key = createPublicKey({ key: input, format: 'pem' });
+      if (key.asymmetricKeyType !== 'ed25519') return invalid('the PEM key is not an Ed25519 key');
+      const x = key.export({ format: 'jwk' }).x;
+      if (x === undefined) return invalid('the PEM key has no public part');
+      return checkPublicKey(Buffer.from(x, 'base64url'));
+    } catch {
+      return invalid('the PEM public key could not be parsed');
+    }
+  }
+  const bytes = decodeCanonicalBase64(input.trim());
+  return bytes ? checkPublicKey(bytes) : invalid('the key is neither PEM nor canonical base64');
+}
+
+/** Loads an X25519 public key (32 raw bytes or their standard base64). */
+export function boxPublicKeyFrom(input: string | Uint8Array): Result<Buffer, KeyError> {
+  const bytes = typeof input === 'string' ? decodeCanonicalBase64(input.trim()) : Buffer.from(input);
+  if (!bytes || bytes.length !== sodium.crypto_box_PUBLICKEYBYTES) {
+    return invalid('an X25519 public key is 32 bytes of canonical base64');
+  }
+  return ok(bytes);
+}
+
+/** Loads an X25519 key pair from its 32-byte secret key; the public key is derived. */
+export function boxKeyPairFrom(secretKey: Uint8Array): Result<BoxKeyPair, KeyError> {
+  if (secretKey.length !== sodium.crypto_box_SECRETKEYBYTES) {
+    return invalid(`an X25519 secret key is 32 bytes, not ${secretKey.length}`);
+  }
+  const secret = sodium.sodium_malloc(sodium.crypto_box_SECRETKEYBYTES) as Buffer;
+  Buffer.from(secretKey).copy(secret);
+  const publicKey = Buffer.alloc(sodium.crypto_box_PUBLICKEYBYTES);
+  sodium.crypto_scalarmult_base(publicKey, secret);
+  return ok({ secretKey: secret, publicKey });
+}
+
+/** A fresh random Ed25519 key pair. */
+export function generateSigningKey(): SigningKey {
+  const seed = Buffer.alloc(sodium.crypto_sign_SEEDBYTES);
+  sodium.randombytes_buf(seed);
+  const key = fromSeed(seed);
+  sodium.sodium_memzero(seed);
+  return key;
+}
+
+/** A fresh random X25519 key pair. */
+export function generateBoxKeyPair(): BoxKeyPair {
+  const publicKey = Buffer.alloc(sodium.crypto_box_PUBLICKEYBYTES);
+  const secretKey = sodium.sodium_malloc(sodium.crypto_box_SECRETKEYBYTES) as Buffer;
+  sodium.crypto_box_keypair(publicKey, secretKey);
+  return { secretKey, publicKey };
+}
+
+/** The 32-byte seed of a signing key (what PEM PKCS#8 and `seed_base64` hold). */
+export function seedOf(key: SigningKey): Buffer {
+  return Buffer.from(key.secretKey.subarray(0, sodium.crypto_sign_SEEDBYTES));
+}
+
+/** PEM encodings of an Ed25519 key pair (PKCS#8 private, SPKI public). */
+export function signingKeyToPem(key: SigningKey): { privateKeyPem: string; publicKeyPem: string } {
+  const jwk = {
+    kty: 'OKP',
+    crv: 'Ed25519',
+    d: seedOf(key).toString('base64url'),
+    x: key.publicKey.toString('base64url'),
+  };
+  const privateKey = createPrivateKey({ key: jwk, format: 'jwk' });
+  return {
+    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    publicKeyPem: createPublicKey(privateKey).export({ format: 'pem', type: 'spki' }).toString(),
+  };
+}
+
+/** Ed25519 signature of `message`. */
+export function sign(message: Uint8Array | string, key: SigningKey): Buffer {
+  const signature = Buffer.alloc(sodium.crypto_sign_BYTES);
+  sodium.crypto_sign_detached(signature, toBuffer(message), key.secretKey);
+  return signature;
+}
+
+/** True when `signature` is a valid Ed25519 signature of `message` under `publicKey`. */
+export function verify(message: Uint8Array | string, signature: Uint8Array, publicKey: Uint8Array): boolean {
+  if (signature.length !== sodium.crypto_sign_BYTES) return false;
+  if (publicKey.length !== sodium.crypto_sign_PUBLICKEYBYTES) return false;
+  return sodium.crypto_sign_verify_detached(asBuffer(signature), toBuffer(message), asBuffer(publicKey));
+}
+
+/** A Buffer view of the bytes, without copying. */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function toBuffer(message: Uint8Array | string): Buffer {
+  return typeof message === 'string' ? Buffer.from(message, 'utf8') : asBuffer(message);
+}
