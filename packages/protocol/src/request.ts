@@ -174,7 +174,7 @@ export interface RequestVerifierDeps<M extends MerchantKeys> {
    */
   readonly consumeNonce: (merchant: M, nonce: string, expires: number) => boolean | Promise<boolean>;
   /** The platform body key pair a key id selects; `undefined` for an unknown or retired id. */
-  readonly lookupBodyKey: (keyId: string) => BoxKeyPair | undefined;
+  readonly lookupBodyKey: (keyId: string) => BoxKeyPair | undefined | Promise<BoxKeyPair | undefined>;
 }
 
 /** A request that passed every check. */
@@ -305,7 +305,8 @@ export async function verifyRequest<M extends MerchantKeys>(
 
   const envelope = parseEnvelope(request.body, headers['content-encryption'] as string);
   if (!envelope.ok) return fail('envelope', envelope.error.reason, { accessKey, signatureBase });
-  const plaintext = openEnvelope(envelope.value, deps.lookupBodyKey);
+  const bodyKey = await deps.lookupBodyKey(envelope.value.keyId);
+  const plaintext = openEnvelope(envelope.value, () => bodyKey);
   if (!plaintext.ok) return fail('envelope', plaintext.error.reason, { accessKey, signatureBase });
   return ok({ ...verified, plaintext: plaintext.value });
 }
