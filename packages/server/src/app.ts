@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { errorHandler, success } from './http/errors.js';
+import { merchantApiScope } from './http/merchant-api.js';
+import { ulid } from './ids.js';
+import { adminRoutes } from './modules/admin/routes.js';
+import { paymentRoutes } from './modules/payments/routes.js';
+import { sandboxRoutes } from './modules/sandbox/routes.js';
+import type { Services } from './services.js';
+
+export interface AppOptions {
+  /** Bearer token of the operator API; without one the operator API is not mounted. */
+  readonly adminToken?: string | undefined;
+  /** A pino destination or `false` to log nothing (tests). */
+  readonly logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+}
+
+const OPENAPI_PATH = join(import.meta.dirname, '../openapi.json');
+
+/**
+ * The platform's HTTP server over already-built services: the merchant API under `/api/v1`
+ * (authenticated), the operator API under `/admin/v1` (bearer token), health and the OpenAPI
+ * document. `main.ts` only parses config, listens and handles signals.
+ */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const logger =
+    options.logger === false || options.logger === undefined
+      ? false
+      : {
+          level: options.logger === true ? services.config.logLevel : options.logger.level,
+          ...(typeof options.logger === 'object' && options.logger.stream ? { stream: options.logger.stream } : {}),
+          // Never log query strings (they may carry identifiers) or signature material.
+          serializers: {
+            req: (req: { method?: string; url?: string; id?: string }) => ({
+              method: req.method,
+              path: (req.url ?? '').split('?')[0],
+            }),
+          },
+          redact: ['req.headers.signature', 'req.headers["signature-input"]', 'req.headers.authorization'],
+        };
+
+  const app = Fastify({
+    logger,
+    genReqId: () => `req_${ulid(Date.now())}`,
+    requestIdHeader: false,
+    requestIdLogLabel: 'requestId',
+    exposeHeadRoutes: false,
+    return503OnClosing: true,
+  });
+  app.setErrorHandler(errorHandler);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+  });
+
+  app.get('/healthz', async () => ({ msg: 'SUCCESS', data: { status: 'ok' } }));
+  app.get('/readyz', async (_request, reply) => {
+    try {
+      await services.db.query('SELECT 1');
+      return success({ status: 'ready', environment: services.config.environment });
+    } catch {
+      return reply.code(503).send({ msg: 'NOT_READY' });
+    }
+  });
+  const openapi = readFileSync(OPENAPI_PATH, 'utf8');
+  app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(openapi));
+
+  await app.register(
+    async (api) =>
+      merchantApiScope(api, services, (scope) => {
+        paymentRoutes(scope, services);
+        if (services.config.environment === 'sandbox') sandboxRoutes(scope, services);
+      }),
+    { prefix: '/api/v1' },
+  );
+
+  if (options.adminToken) {
+    const token = options.adminToken;
+    await app.register(async (admin) => adminRoutes(admin, services, token), { prefix: '/admin/v1' });
+  }
+  return app;
+}

@@ -1,0 +1,159 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ConfigError, parseConfig } from '../config.js';
+import { adminToken, readServerInfo } from '../local-state.js';
+
+const USAGE = `paygate: the Paygate operator command line (talks to the running server)
+
+  paygate merchant create --name NAME --public-key KEY [--json]
+        KEY: base64 of the raw 32-byte Ed25519 public key, a PEM SubjectPublicKeyInfo, or @FILE
+  paygate merchant list [--json]
+  paygate merchant keys --access-key AK [--json]
+  paygate merchant add-key --access-key AK --public-key KEY [--json]
+  paygate merchant retire-key --access-key AK --key KEY_ID_OR_BASE64 [--json]
+  paygate keys list [--json]                          platform body and webhook keys
+  paygate keys rotate --kind body|webhook [--json]    new active key; the old one stays enabled
+  paygate keys retire --key-id ID [--json]            stop accepting / publishing an enabled key
+
+The server is found through PAYGATE_URL, or <PAYGATE_DATA_DIR>/server.json written at start-up,
+or http://HOST:PORT; the token through PAYGATE_ADMIN_TOKEN or <PAYGATE_DATA_DIR>/admin.token.`;
+
+/** A command-line failure: printed to stderr, exit code 1 (2 for usage). */
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+function readKey(value: string): string {
+  return value.startsWith('@') ? readFileSync(value.slice(1), 'utf8') : value;
+}
+
+interface Operator {
+  call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
+}
+
+function operator(env: NodeJS.ProcessEnv): Operator {
+  const config = parseConfig(env);
+  const url = env.PAYGATE_URL ?? readServerInfo(config)?.url ?? `http://${config.host}:${config.port}`;
+  const token = adminToken(config);
+  return {
+    async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+      let response: Response;
+      try {
+        response = await fetch(`${url.replace(/\/$/, '')}/admin/v1${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(15_000),
+        });
+      } catch {
+        throw new CliError(`cannot reach the Paygate server at ${url}: is it running (npm start)?`);
+      }
+      const payload = (await response.json().catch(() => ({}))) as {
+        msg?: string;
+        message?: string;
+        data?: T;
+        errors?: unknown;
+      };
+      if (!response.ok || payload.msg !== 'SUCCESS') {
+        const detail = payload.errors ? ` ${JSON.stringify(payload.errors)}` : '';
+        throw new CliError(`${payload.msg ?? response.status}: ${payload.message ?? 'request failed'}${detail}`);
+      }
+      return payload.data as T;
+    },
+  };
+}
+
+function print(value: unknown, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(value)}\n`);
+    return;
+  }
+  if (Array.isArray(value)) console.table(value);
+  else process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+function required(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new CliError(`--${name} is required\n\n${USAGE}`, 2);
+  return value;
+}
+
+export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      'public-key': { type: 'string' },
+      'access-key': { type: 'string' },
+      key: { type: 'string' },
+      'key-id': { type: 'string' },
+      kind: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [group, command] = positionals;
+  const json = values.json === true;
+  if (values.help || !group) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const api = operator(env);
+  const key = (name: string) => encodeURIComponent(required(values, name));
+  switch (`${group} ${command ?? ''}`.trim()) {
+    case 'merchant create':
+      return print(
+        await api.call('POST', '/merchants', {
+          name: required(values, 'name'),
+          publicKey: readKey(required(values, 'public-key')),
+        }),
+        json,
+      );
+    case 'merchant list':
+      return print(await api.call('GET', '/merchants'), json);
+    case 'merchant keys':
+      return print(await api.call('GET', `/merchants/${key('access-key')}/keys`), json);
+    case 'merchant add-key':
+      return print(
+        await api.call('POST', `/merchants/${key('access-key')}/keys`, {
+          publicKey: readKey(required(values, 'public-key')),
+        }),
+        json,
+      );
+    case 'merchant retire-key':
+      return print(
+        await api.call('POST', `/merchants/${key('access-key')}/keys/retire`, { key: required(values, 'key') }),
+        json,
+      );
+    case 'keys list':
+      return print(await api.call('GET', '/platform-keys'), json);
+    case 'keys rotate':
+      return print(await api.call('POST', '/platform-keys/rotate', { kind: required(values, 'kind') }), json);
+    case 'keys retire':
+      return print(await api.call('POST', '/platform-keys/retire', { keyId: required(values, 'key-id') }), json);
+    default:
+      throw new CliError(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`, 2);
+  }
+}
+
+run(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof CliError || error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(error instanceof CliError ? error.exitCode : 1);
+  }
+  if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`${error.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

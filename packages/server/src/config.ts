@@ -1,0 +1,145 @@
+import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Where the platform runs: keys, access keys and data of one never work in the other. */
+export type Environment = 'sandbox' | 'production';
+
+/** The platform's configuration, parsed and validated once, then frozen and passed in. */
+export interface Config {
+  readonly environment: Environment;
+  readonly host: string;
+  readonly port: number;
+  /** Base URL the platform is reached at (cashier links, portal). */
+  readonly publicUrl: string;
+  /** Embedded database and local state (master key, admin token) live here. */
+  readonly dataDir: string;
+  /** A PostgreSQL URL; when absent the embedded PGlite database in `dataDir` is used. */
+  readonly databaseUrl: string | undefined;
+  /** 32-byte key that encrypts platform private keys at rest; base64. */
+  readonly masterKey: string | undefined;
+  /** Token for the operator API; generated into the data directory when absent. */
+  readonly adminToken: string | undefined;
+  /** Delays between webhook delivery attempts, in milliseconds. */
+  readonly webhookRetrySchedule: readonly number[];
+  /** Whether webhooks may go to loopback and private addresses. */
+  readonly webhookAllowPrivate: boolean;
+  /** How long a PENDING payment waits for its payer, in milliseconds. */
+  readonly paymentExpiryMs: number;
+  /** Whether to run the webhook dispatcher and sweepers inside the server process. */
+  readonly runWorkers: boolean;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Parses `500ms`, `30s`, `5m`, `2h`, `1d` into milliseconds. */
+export function parseDuration(text: string): number | undefined {
+  const match = DURATION.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}
+
+/**
+ * The default delivery schedule: quick retries first, then backing off to every few hours, about
+ * three days in all (sum ≈ 73 h over 16 attempts).
+ */
+export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [
+  '10s',
+  '30s',
+  '2m',
+  '5m',
+  '15m',
+  '30m',
+  '1h',
+  '2h',
+  '4h',
+  '6h',
+  '8h',
+  '10h',
+  '12h',
+  '12h',
+  '14h',
+].map((d) => parseDuration(d) as number);
+
+const durationList = z.string().transform((text, ctx) => {
+  const parts = text.split(',').map((part) => parseDuration(part));
+  if (parts.length === 0 || parts.some((ms) => ms === undefined || ms <= 0)) {
+    ctx.addIssue({ code: 'custom', message: 'a comma-separated list of durations such as 1s,2s,5s' });
+    return z.NEVER;
+  }
+  return parts as number[];
+});
+
+const duration = z.string().transform((text, ctx) => {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0) {
+    ctx.addIssue({ code: 'custom', message: 'a duration such as 30m' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const envSchema = z.object({
+  PAYGATE_ENV: z.enum(['sandbox', 'production']).default('sandbox'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PAYGATE_PUBLIC_URL: z.url().optional(),
+  PAYGATE_DATA_DIR: z.string().min(1).default('.paygate'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+    .optional(),
+  PAYGATE_MASTER_KEY: z.base64().optional(),
+  PAYGATE_ADMIN_TOKEN: z.string().min(24).optional(),
+  PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
+  PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
+  PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
+  PAYGATE_WORKERS: bool.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** Thrown when the environment does not describe a valid configuration. */
+export class ConfigError extends Error {}
+
+/**
+ * Parses configuration from environment variables (the names in decisions.md), with `overrides`
+ * taking precedence. Relative paths resolve against `cwd`.
+ */
+export function parseConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  overrides: Partial<Config> = {},
+  cwd = process.cwd(),
+): Config {
+  const blankless = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = envSchema.safeParse(blankless);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  if (e.PAYGATE_ENV === 'production' && e.PAYGATE_MASTER_KEY === undefined && overrides.masterKey === undefined) {
+    throw new ConfigError('invalid configuration: PAYGATE_MASTER_KEY is required in production');
+  }
+  const dataDir = isAbsolute(e.PAYGATE_DATA_DIR) ? e.PAYGATE_DATA_DIR : resolve(cwd, e.PAYGATE_DATA_DIR);
+  const displayHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
+  const config: Config = {
+    environment: e.PAYGATE_ENV,
+    host: e.HOST,
+    port: e.PORT,
+    publicUrl: (e.PAYGATE_PUBLIC_URL ?? `http://${displayHost}:${e.PORT}`).replace(/\/$/, ''),
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    masterKey: e.PAYGATE_MASTER_KEY,
+    adminToken: e.PAYGATE_ADMIN_TOKEN,
+    webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,
+    webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
+    paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
+    runWorkers: e.PAYGATE_WORKERS,
+    logLevel: e.LOG_LEVEL,
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,42 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type ErrorCode } from '../errors.js';
+
+/** The HTTP status of each business failure code (decisions.md, Responses). */
+const STATUS: Readonly<Record<ErrorCode, number>> = {
+  VALIDATION_FAILED: 400,
+  ORDER_NOT_FOUND: 404,
+  EVENT_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  DUPLICATE_ORDER: 409,
+  INVALID_STATE: 409,
+  INSUFFICIENT_BALANCE: 409,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+};
+
+/** `{"msg": "SUCCESS", "data": …}`. */
+export const success = <T>(data: T) => ({ msg: 'SUCCESS' as const, data });
+
+/** The authentication failure body: the same for every cause. */
+export const UNAUTHORIZED = Object.freeze({ msg: 'UNAUTHORIZED' });
+
+/** Maps domain and framework errors to `{msg, …}` bodies; anything unexpected is a logged 500. */
+export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof DomainError) {
+    const body: Record<string, unknown> = { msg: error.code, message: error.message };
+    if (error.fieldErrors.length > 0) body.errors = error.fieldErrors;
+    return reply.code(STATUS[error.code]).send(body);
+  }
+  const code = (error as FastifyError).code;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return reply.code(413).send({ msg: 'PAYLOAD_TOO_LARGE', message: 'the body exceeds 2 MiB' });
+  }
+  const status = (error as FastifyError).statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    request.log.info({ err: { code, message: error.message } }, 'malformed request');
+    return reply.code(400).send({ msg: 'BAD_REQUEST', message: 'the request is malformed' });
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return reply.code(500).send({ msg: 'INTERNAL_ERROR' });
+}

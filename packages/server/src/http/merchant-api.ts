@@ -1,0 +1,111 @@
+import { MAX_WIRE_BODY_BYTES, verifyRequest } from '@paygate/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { validationFailed } from '../errors.js';
+import type { Merchant } from '../modules/merchants/service.js';
+import type { Services } from '../services.js';
+import { UNAUTHORIZED } from './errors.js';
+
+/** What authentication established about a request. */
+export interface Authenticated {
+  readonly merchant: Merchant;
+  /** Decrypted business JSON bytes (POST only). */
+  readonly plaintext: Buffer | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    authenticated: Authenticated | null;
+  }
+}
+
+/** The request target split as received: raw path and raw query (undefined when no `?`). */
+export function rawTarget(request: FastifyRequest): { path: string; query: string | undefined } {
+  const url = request.raw.url ?? '';
+  const mark = url.indexOf('?');
+  return mark < 0 ? { path: url, query: undefined } : { path: url.slice(0, mark), query: url.slice(mark + 1) };
+}
+
+/** The authenticated merchant; only callable inside the merchant API scope. */
+export function merchantOf(request: FastifyRequest): Merchant {
+  if (!request.authenticated) throw new Error('merchantOf called outside the authenticated scope');
+  return request.authenticated.merchant;
+}
+
+/** The decrypted business JSON of a write request, parsed; a non-object is VALIDATION_FAILED. */
+export function businessBody(request: FastifyRequest): Record<string, unknown> {
+  const plaintext = request.authenticated?.plaintext;
+  if (!plaintext) throw new Error('businessBody called on a request without a sealed body');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(plaintext.toString('utf8'));
+  } catch {
+    throw validationFailed([{ field: 'body', message: 'the decrypted body is not JSON' }]);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw validationFailed([{ field: 'body', message: 'the decrypted body is not a JSON object' }]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Registers the merchant-API scope: the raw body read as bytes with a 2 MiB cap, and every
+ * request (matched route or not) authenticated before anything else runs. A failure of any
+ * kind is the same 401; the reason goes to the log with the request id only.
+ */
+export function merchantApiScope(
+  api: FastifyInstance,
+  services: Services,
+  registerRoutes: (api: FastifyInstance) => void,
+): void {
+  api.decorateRequest('authenticated', null);
+  api.removeAllContentTypeParsers();
+  api.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WIRE_BODY_BYTES }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { path, query } = rawTarget(request);
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const result = await verifyRequest(
+      { method: request.raw.method ?? '', path, query, headers: request.raw.rawHeaders, body },
+      {
+        now: Math.floor(services.now() / 1000),
+        lookupMerchant: (accessKey) => services.merchants.findByAccessKey(accessKey),
+        consumeNonce: (merchant, nonce, expires) => services.nonces.consume(merchant.id, nonce, expires),
+        lookupBodyKey: (keyId) => services.platformKeys.bodyKeyPair(keyId),
+      },
+    );
+    if (!result.ok) {
+      const { step, reason, accessKey, signatureBase } = result.error;
+      request.log.info({ auth: { step, reason, accessKey } }, 'request refused: UNAUTHORIZED');
+      if (services.config.environment === 'sandbox') {
+        services.db
+          .query(
+            `INSERT INTO rejected_requests (merchant_id, access_key, method, path, step, reason, signature_base, request_id, created_at)
+             VALUES ((SELECT id FROM merchants WHERE access_key = $1), $1, $2, $3, $4, $5, $6, $7, $8)`,
+            [
+              accessKey ?? null,
+              request.raw.method ?? '',
+              path.slice(0, 512),
+              step,
+              reason,
+              signatureBase ?? null,
+              request.id,
+              new Date(services.now()),
+            ],
+          )
+          .catch((error: unknown) => request.log.warn({ err: error }, 'could not record the rejected request'));
+      }
+      return reply.code(401).send(UNAUTHORIZED);
+    }
+    request.authenticated = { merchant: result.value.merchant, plaintext: result.value.plaintext };
+  };
+
+  api.addHook('preHandler', authenticate);
+  // Unknown paths and methods are authenticated too, so that nothing tells an unauthenticated
+  // caller which routes exist.
+  api.setNotFoundHandler({ preHandler: authenticate }, async (_request, reply) =>
+    reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such endpoint' }),
+  );
+  registerRoutes(api);
+}

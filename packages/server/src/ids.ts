@@ -1,0 +1,34 @@
+import { randomBytes, randomInt } from 'node:crypto';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A ULID: 48 bits of milliseconds then 80 random bits, Crockford base32; sorts by time. */
+export function ulid(nowMs: number): string {
+  let time = '';
+  let t = nowMs;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const random = randomBytes(16);
+  let tail = '';
+  for (let i = 0; i < 16; i++) tail += CROCKFORD[(random[i] as number) % 32];
+  return time + tail;
+}
+
+/** Event ids: `evt_` and a ULID. */
+export const newEventId = (nowMs: number) => `evt_${ulid(nowMs)}`;
+
+/** Random lowercase alphanumerics of the given length (access keys, key ids). */
+export function randomToken(length: number): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  let out = '';
+  for (let i = 0; i < length; i++) out += alphabet[randomInt(alphabet.length)];
+  return out;
+}
+
+/** Order numbers: a prefix (`P` payments, `W` payouts), the UTC date, and a database sequence value. */
+export function orderNo(prefix: 'P' | 'W', now: Date, sequence: bigint): string {
+  const date = now.toISOString().slice(0, 10).replaceAll('-', '');
+  return `${prefix}${date}${sequence.toString().padStart(10, '0')}`;
+}

@@ -1,0 +1,29 @@
+import { ConfigError, parseConfig } from './config.js';
+import { writeServerInfo } from './local-state.js';
+import { startPlatform } from './platform.js';
+
+/** `npm start`: parse config once, start, and stop gracefully on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  const config = parseConfig(process.env);
+  const platform = await startPlatform(config);
+  writeServerInfo(config, { url: platform.url, pid: process.pid, environment: config.environment });
+  platform.app.log.info(
+    { url: platform.url, environment: config.environment, database: config.databaseUrl ? 'postgres' : 'pglite' },
+    'paygate listening',
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    platform.app.log.info({ signal }, 'shutting down');
+    await platform.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,72 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { success } from '../../http/errors.js';
+import type { Services } from '../../services.js';
+import { parseInput } from '../../validation.js';
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/** Constant-time bearer token check (hashing first makes the comparison length-independent). */
+export function tokenMatches(header: string | undefined, token: string): boolean {
+  const presented = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+  return timingSafeEqual(digest(presented), digest(token));
+}
+
+/** What `paygate merchant create --json` prints (decisions.md, Operator command line). */
+export async function onboardingView(services: Services, accessKey: string) {
+  const body = await services.platformKeys.activeBodyKey();
+  const webhookKeys = await services.platformKeys.publishedWebhookKeys();
+  return {
+    accessKey,
+    environment: services.config.environment,
+    bodyKey: { keyId: body.keyId, publicKey: body.publicKey },
+    webhookKeys: webhookKeys.map((key) => ({ keyid: key.keyId, publicKey: key.publicKey })),
+  };
+}
+
+/**
+ * The operator API behind `npx paygate`: bearer-token protected, JSON in and out. The command
+ * line talks to the running server through it, so it works the same over PGlite and PostgreSQL.
+ */
+export function adminRoutes(admin: FastifyInstance, services: Services, adminToken: string): void {
+  admin.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!tokenMatches(request.headers.authorization, adminToken)) {
+      return reply.code(401).send({ msg: 'UNAUTHORIZED' });
+    }
+  });
+
+  const merchantInput = z.object({ name: z.string(), publicKey: z.string() });
+  admin.post('/merchants', async (request) => {
+    const input = parseInput(merchantInput, request.body);
+    const { accessKey } = await services.merchants.create(input.name, input.publicKey);
+    return success(await onboardingView(services, accessKey));
+  });
+  admin.get('/merchants', async () => success(await services.merchants.list()));
+
+  const accessKeyParam = z.object({ accessKey: z.string() });
+  admin.get('/merchants/:accessKey/keys', async (request) => {
+    const { accessKey } = parseInput(accessKeyParam, request.params);
+    return success(await services.merchants.keys(accessKey));
+  });
+  admin.post('/merchants/:accessKey/keys', async (request) => {
+    const { accessKey } = parseInput(accessKeyParam, request.params);
+    const { publicKey } = parseInput(z.object({ publicKey: z.string() }), request.body);
+    return success(await services.merchants.addKey(accessKey, publicKey));
+  });
+  admin.post('/merchants/:accessKey/keys/retire', async (request) => {
+    const { accessKey } = parseInput(accessKeyParam, request.params);
+    const { key } = parseInput(z.object({ key: z.string() }), request.body);
+    return success(await services.merchants.retireKey(accessKey, key));
+  });
+
+  admin.get('/platform-keys', async () => success(await services.platformKeys.list()));
+  admin.post('/platform-keys/rotate', async (request) => {
+    const { kind } = parseInput(z.object({ kind: z.enum(['body', 'webhook']) }), request.body);
+    return success(await services.platformKeys.rotate(kind));
+  });
+  admin.post('/platform-keys/retire', async (request) => {
+    const { keyId } = parseInput(z.object({ keyId: z.string() }), request.body);
+    return success(await services.platformKeys.retire(keyId));
+  });
+}

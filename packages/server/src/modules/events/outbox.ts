@@ -1,0 +1,53 @@
+import type { Queryable } from '../../db/db.js';
+import { newEventId } from '../../ids.js';
+
+export type OrderType = 'PAYMENT' | 'PAYOUT';
+
+/** What a new webhook event says, apart from its eventId (which the outbox assigns). */
+export interface NewEvent {
+  readonly merchantId: bigint;
+  readonly orderType: OrderType;
+  readonly orderNo: string;
+  readonly status: string;
+  readonly webhookUrl: string;
+  /** Body members after eventId and orderType, in wire order; undefined members are left out. */
+  readonly fields: Readonly<Record<string, unknown>>;
+  /** Retries stop at this time whatever the schedule (REFUNDED: created + 24 h). */
+  readonly deliverUntil?: Date;
+}
+
+/**
+ * Writes a webhook event into the outbox, inside the caller's transaction, so that a final state
+ * can never exist without its event. The body bytes are fixed here and never change; one order
+ * has at most one event per status (a repeat returns the existing eventId and writes nothing).
+ */
+export async function writeEvent(tx: Queryable, event: NewEvent, now: Date): Promise<string> {
+  const eventId = newEventId(now.getTime());
+  const body = Buffer.from(
+    JSON.stringify({ eventId, orderType: event.orderType, orderNo: event.orderNo, ...event.fields }),
+    'utf8',
+  );
+  const inserted = await tx.query<{ event_id: string }>(
+    `INSERT INTO events (event_id, merchant_id, order_type, order_no, status, webhook_url, body, created_at, deliver_until)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (order_type, order_no, status) DO NOTHING
+     RETURNING event_id`,
+    [
+      eventId,
+      event.merchantId,
+      event.orderType,
+      event.orderNo,
+      event.status,
+      event.webhookUrl,
+      body,
+      now,
+      event.deliverUntil ?? null,
+    ],
+  );
+  if (inserted.rows[0]) return inserted.rows[0].event_id;
+  const existing = await tx.query<{ event_id: string }>(
+    'SELECT event_id FROM events WHERE order_type = $1 AND order_no = $2 AND status = $3',
+    [event.orderType, event.orderNo, event.status],
+  );
+  return existing.rows[0]?.event_id as string;
+}

@@ -1,0 +1,188 @@
+import { publicKeyFrom } from '@paygate/protocol';
+import type { Environment } from '../../config.js';
+import { type Db, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
+import { DomainError, validationFailed } from '../../errors.js';
+import { randomToken } from '../../ids.js';
+
+/** A merchant as the authentication layer needs it. */
+export interface Merchant {
+  readonly id: bigint;
+  readonly name: string;
+  readonly environment: Environment;
+  readonly accessKey: string;
+  /** Active Ed25519 public keys (one, or two during a rotation). */
+  readonly publicKeys: readonly Buffer[];
+}
+
+export interface MerchantKeyInfo {
+  readonly id: string;
+  readonly publicKey: string;
+  readonly status: 'active' | 'retired';
+  readonly createdAt: number;
+  readonly retiredAt: number | null;
+}
+
+/** At most this many active public keys per merchant (old and new during a rotation). */
+export const MAX_ACTIVE_KEYS = 2;
+
+const accessKeyPrefix = (environment: Environment) => (environment === 'sandbox' ? 'ak_test_' : 'ak_live_');
+
+function parsePublicKey(input: string): Buffer {
+  const key = publicKeyFrom(input);
+  if (!key.ok) throw validationFailed([{ field: 'publicKey', message: key.error.reason }]);
+  return key.value;
+}
+
+/** Merchants and their public keys, in one environment. */
+export class Merchants {
+  constructor(
+    private readonly db: Db,
+    private readonly environment: Environment,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Onboards a merchant with its first public key; the access key carries the environment. */
+  async create(name: string, publicKeyText: string): Promise<{ accessKey: string; environment: Environment }> {
+    if (name.trim().length === 0 || name.length > 200) {
+      throw validationFailed([{ field: 'name', message: 'a name of 1 to 200 characters' }]);
+    }
+    const publicKey = parsePublicKey(publicKeyText);
+    const accessKey = accessKeyPrefix(this.environment) + randomToken(24);
+    await this.db.transaction(async (tx) => {
+      const inserted = await tx.query<{ id: bigint }>(
+        'INSERT INTO merchants (name, environment, access_key, created_at) VALUES ($1, $2, $3, $4) RETURNING id',
+        [name.trim(), this.environment, accessKey, new Date(this.now())],
+      );
+      await tx.query(`INSERT INTO merchant_keys (merchant_id, public_key, status) VALUES ($1, $2, 'active')`, [
+        inserted.rows[0]?.id,
+        publicKey,
+      ]);
+    });
+    return { accessKey, environment: this.environment };
+  }
+
+  /**
+   * The merchant an access key names, with its active keys; `undefined` when unknown or when the
+   * key belongs to the other environment.
+   */
+  async findByAccessKey(accessKey: string): Promise<Merchant | undefined> {
+    if (!accessKey.startsWith(accessKeyPrefix(this.environment))) return undefined;
+    const result = await this.db.query<{
+      id: bigint;
+      name: string;
+      environment: Environment;
+      public_key: Uint8Array | null;
+    }>(
+      `SELECT m.id, m.name, m.environment, k.public_key
+         FROM merchants m LEFT JOIN merchant_keys k ON k.merchant_id = m.id AND k.status = 'active'
+        WHERE m.access_key = $1 AND m.environment = $2
+        ORDER BY k.id`,
+      [accessKey, this.environment],
+    );
+    const first = result.rows[0];
+    if (!first) return undefined;
+    return {
+      id: first.id,
+      name: first.name,
+      environment: first.environment,
+      accessKey,
+      publicKeys: result.rows.flatMap((row) => (row.public_key ? [Buffer.from(row.public_key)] : [])),
+    };
+  }
+
+  async list(): Promise<{ accessKey: string; name: string; environment: Environment; createdAt: number }[]> {
+    const result = await this.db.query<{
+      access_key: string;
+      name: string;
+      environment: Environment;
+      created_at: Date;
+    }>('SELECT access_key, name, environment, created_at FROM merchants WHERE environment = $1 ORDER BY id', [
+      this.environment,
+    ]);
+    return result.rows.map((r) => ({
+      accessKey: r.access_key,
+      name: r.name,
+      environment: r.environment,
+      createdAt: r.created_at.getTime(),
+    }));
+  }
+
+  private async merchantId(accessKey: string): Promise<bigint> {
+    const result = await this.db.query<{ id: bigint }>(
+      'SELECT id FROM merchants WHERE access_key = $1 AND environment = $2',
+      [accessKey, this.environment],
+    );
+    const id = result.rows[0]?.id;
+    if (id === undefined) throw new DomainError('NOT_FOUND', 'no such merchant');
+    return id;
+  }
+
+  async keys(accessKey: string): Promise<MerchantKeyInfo[]> {
+    const id = await this.merchantId(accessKey);
+    const result = await this.db.query<{
+      id: bigint;
+      public_key: Uint8Array;
+      status: 'active' | 'retired';
+      created_at: Date;
+      retired_at: Date | null;
+    }>('SELECT id, public_key, status, created_at, retired_at FROM merchant_keys WHERE merchant_id = $1 ORDER BY id', [
+      id,
+    ]);
+    return result.rows.map((r) => ({
+      id: r.id.toString(),
+      publicKey: Buffer.from(r.public_key).toString('base64'),
+      status: r.status,
+      createdAt: r.created_at.getTime(),
+      retiredAt: r.retired_at?.getTime() ?? null,
+    }));
+  }
+
+  /** Adds an active public key; refused when two are active already (retire one first). */
+  async addKey(accessKey: string, publicKeyText: string): Promise<MerchantKeyInfo[]> {
+    const publicKey = parsePublicKey(publicKeyText);
+    const id = await this.merchantId(accessKey);
+    try {
+      await this.db.transaction(async (tx) => {
+        // Lock the merchant so two concurrent additions cannot both see one active key.
+        await tx.query('SELECT id FROM merchants WHERE id = $1 FOR UPDATE', [id]);
+        const active = await tx.query(`SELECT 1 FROM merchant_keys WHERE merchant_id = $1 AND status = 'active'`, [id]);
+        if (active.rows.length >= MAX_ACTIVE_KEYS) {
+          throw new DomainError(
+            'INVALID_STATE',
+            `a merchant has at most ${MAX_ACTIVE_KEYS} active keys; retire one first`,
+          );
+        }
+        await tx.query(`INSERT INTO merchant_keys (merchant_id, public_key, status) VALUES ($1, $2, 'active')`, [
+          id,
+          publicKey,
+        ]);
+      });
+    } catch (error) {
+      if (sqlState(error) === UNIQUE_VIOLATION) throw new DomainError('CONFLICT', 'this public key was added before');
+      throw error;
+    }
+    return this.keys(accessKey);
+  }
+
+  /** Retires one of the merchant's keys (by id or base64 public key); the last active key cannot go. */
+  async retireKey(accessKey: string, key: string): Promise<MerchantKeyInfo[]> {
+    const id = await this.merchantId(accessKey);
+    await this.db.transaction(async (tx) => {
+      await tx.query('SELECT id FROM merchants WHERE id = $1 FOR UPDATE', [id]);
+      const active = await tx.query<{ id: bigint; public_key: Uint8Array }>(
+        `SELECT id, public_key FROM merchant_keys WHERE merchant_id = $1 AND status = 'active'`,
+        [id],
+      );
+      const target = active.rows.find(
+        (r) => r.id.toString() === key || Buffer.from(r.public_key).toString('base64') === key,
+      );
+      if (!target) throw new DomainError('NOT_FOUND', 'no such active key');
+      if (active.rows.length === 1) throw new DomainError('INVALID_STATE', 'the last active key cannot be retired');
+      await tx.query(`UPDATE merchant_keys SET status = 'retired', retired_at = $2 WHERE id = $1`, [
+        target.id,
+        new Date(this.now()),
+      ]);
+    });
+    return this.keys(accessKey);
+  }
+}

@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { success } from '../../http/errors.js';
+import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
+import type { Services } from '../../services.js';
+import {
+  listQuery,
+  merchantOrderNo,
+  type OrderRef,
+  orderNoOf,
+  orderRef,
+  parseInput,
+  parseQuery,
+} from '../../validation.js';
+
+/** `?orderNo=…` or `?merchantOrderNo=…` (exactly one non-empty). */
+export function refFromQuery(rawQuery: string | undefined, prefix: 'P' | 'W'): OrderRef {
+  const query = parseQuery(rawQuery, ['orderNo', 'merchantOrderNo']);
+  const schema = z
+    .object({ orderNo: orderNoOf(prefix).optional(), merchantOrderNo: merchantOrderNo.optional() })
+    .refine((ref) => (ref.orderNo === undefined) !== (ref.merchantOrderNo === undefined), {
+      message: 'give exactly one of orderNo and merchantOrderNo',
+      path: ['orderNo'],
+    });
+  return parseInput(schema, query) as OrderRef;
+}
+
+export const LIST_PARAMETERS = ['status', 'from', 'to', 'pageSize', 'cursor'] as const;
+
+/** Payment order endpoints of the merchant API (decisions.md, Endpoints). */
+export function paymentRoutes(api: FastifyInstance, { payments }: Services): void {
+  api.post('/payments', async (request) => {
+    const { payment } = await payments.create(merchantOf(request).id, businessBody(request));
+    return success(payment);
+  });
+
+  api.get('/payments', async (request) =>
+    success(await payments.get(merchantOf(request).id, refFromQuery(rawTarget(request).query, 'P'))),
+  );
+
+  api.get('/payments/list', async (request) => {
+    const filters = parseInput(listQuery, parseQuery(rawTarget(request).query, LIST_PARAMETERS));
+    return success(await payments.list(merchantOf(request).id, filters));
+  });
+
+  api.post('/payments/cancel', async (request) => {
+    const ref = parseInput(orderRef('P'), businessBody(request)) as OrderRef;
+    return success(await payments.cancel(merchantOf(request).id, ref));
+  });
+
+  api.post('/payments/update', async (request) =>
+    success(await payments.update(merchantOf(request).id, businessBody(request))),
+  );
+}

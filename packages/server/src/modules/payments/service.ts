@@ -1,0 +1,468 @@
+import { z } from 'zod';
+import type { Config } from '../../config.js';
+import type { Db, Queryable } from '../../db/db.js';
+import {
+  DomainError,
+  duplicateOrder,
+  type FieldError,
+  invalidState,
+  orderNotFound,
+  validationFailed,
+} from '../../errors.js';
+import { formatAmount, parseAmount } from '../../money.js';
+import {
+  attach,
+  decodeCursor,
+  encodeCursor,
+  merchantOrderNo,
+  type OrderRef,
+  orderNoOf,
+  parseInput,
+  webhookUrl,
+} from '../../validation.js';
+import { currencyInfo } from '../catalog/catalog.js';
+import { writeEvent } from '../events/outbox.js';
+
+export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+const FINAL: ReadonlySet<PaymentStatus> = new Set(['SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED']);
+export const isFinalPayment = (status: PaymentStatus) => FINAL.has(status);
+
+/** Moves the channel (or the merchant, for CANCELED) may make from each state. */
+const MOVES: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
+  PENDING: ['PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'],
+  PROCESSING: ['SUCCEEDED', 'FAILED'],
+  SUCCEEDED: [],
+  FAILED: [],
+  EXPIRED: [],
+  CANCELED: [],
+};
+
+/** A payment order row. */
+export interface PaymentRow {
+  id: bigint;
+  order_no: string;
+  merchant_id: bigint;
+  merchant_order_no: string;
+  currency: string;
+  amount_minor: bigint;
+  method: string;
+  webhook_url: string;
+  attach: string | null;
+  status: PaymentStatus;
+  paid_amount_minor: bigint | null;
+  channel_trade_no: string | null;
+  payer_name: string | null;
+  payer_document: string | null;
+  expires_at: Date;
+  created_at: Date;
+  updated_at: Date;
+  finalized_at: Date | null;
+}
+
+/** The payer as the channel reported it; members and the object itself are omitted when unknown. */
+export interface Payer {
+  name?: string;
+  documentNumber?: string;
+}
+
+/** A payment order as the API returns it. */
+export interface PaymentView {
+  orderNo: string;
+  merchantOrderNo: string;
+  status: PaymentStatus;
+  currency: string;
+  amount: string;
+  paymentMethod: { code: string };
+  webhookUrl: string;
+  attach?: string;
+  cashierUrl: string;
+  paidAmount?: string;
+  channelTradeNo?: string;
+  payer?: Payer;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number;
+  finalizedAt?: number;
+}
+
+export function payerOf(row: Pick<PaymentRow, 'payer_name' | 'payer_document'>): Payer | undefined {
+  const payer: Payer = {};
+  if (row.payer_name !== null) payer.name = row.payer_name;
+  if (row.payer_document !== null) payer.documentNumber = row.payer_document;
+  return Object.keys(payer).length > 0 ? payer : undefined;
+}
+
+const scaleOf = (currency: string) => currencyInfo(currency)?.scale ?? 2;
+
+/** Hooks other modules attach to payment state changes, run inside the same transaction. */
+export interface PaymentHooks {
+  /** The payment just became SUCCEEDED: credit the merchant (the ledger). */
+  readonly onSucceeded?: (tx: Queryable, payment: PaymentRow) => Promise<void>;
+}
+
+export interface CreatePaymentInput {
+  merchantOrderNo: string;
+  currency: string;
+  amount: string;
+  paymentMethod: { code: string };
+  webhookUrl: string;
+  attach?: string | undefined;
+}
+
+/** What the sandbox channel (or the cashier page) reports about a payment. */
+export interface ChannelReport {
+  orderNo: string;
+  status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED';
+  paidAmount?: string | undefined;
+  channelTradeNo?: string | undefined;
+  payer?: { name?: string | undefined; documentNumber?: string | undefined } | undefined;
+}
+
+export interface ListFilters {
+  status?: string | undefined;
+  from?: number | undefined;
+  to?: number | undefined;
+  pageSize: number;
+  cursor?: string | undefined;
+}
+
+const PAYMENT_COLUMNS = '*';
+
+/** Payment orders: create, read, list, cancel, update, and the channel's state changes. */
+export class Payments {
+  private readonly createSchema;
+  private readonly updateSchema;
+  private readonly reportSchema = z.object({
+    orderNo: orderNoOf('P'),
+    status: z.enum(['PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED']),
+    paidAmount: z.string().optional(),
+    channelTradeNo: z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'up to 64 letters, digits or ._:-')
+      .optional(),
+    payer: z
+      .object({
+        name: z.string().min(1).max(200).optional(),
+        // A string, so leading zeros survive; no document type is inferred.
+        documentNumber: z
+          .string()
+          .regex(/^[0-9A-Za-z.\-/]{1,32}$/, 'up to 32 letters, digits or .-/')
+          .optional(),
+      })
+      .optional(),
+  });
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Pick<Config, 'environment' | 'publicUrl' | 'paymentExpiryMs'>,
+    private readonly hooks: PaymentHooks = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    this.createSchema = z.object({
+      merchantOrderNo,
+      currency: z.string(),
+      amount: z.string(),
+      paymentMethod: z.object({ code: z.string() }),
+      webhookUrl: webhookUrl(config.environment),
+      attach: attach.optional(),
+    });
+    this.updateSchema = z
+      .object({
+        orderNo: orderNoOf('P').optional(),
+        merchantOrderNo: merchantOrderNo.optional(),
+        attach: attach.optional(),
+        webhookUrl: webhookUrl(config.environment).optional(),
+      })
+      .refine((u) => (u.orderNo === undefined) !== (u.merchantOrderNo === undefined), {
+        message: 'give exactly one of orderNo and merchantOrderNo',
+        path: ['orderNo'],
+      })
+      .refine((u) => u.attach !== undefined || u.webhookUrl !== undefined, {
+        message: 'give attach or webhookUrl to change',
+        path: ['attach'],
+      });
+  }
+
+  view(row: PaymentRow): PaymentView {
+    const scale = scaleOf(row.currency);
+    const view: PaymentView = {
+      orderNo: row.order_no,
+      merchantOrderNo: row.merchant_order_no,
+      status: row.status,
+      currency: row.currency,
+      amount: formatAmount(row.amount_minor, scale),
+      paymentMethod: { code: row.method },
+      webhookUrl: row.webhook_url,
+      cashierUrl: `${this.config.publicUrl}/cashier/${row.order_no}`,
+      createdAt: row.created_at.getTime(),
+      updatedAt: row.updated_at.getTime(),
+      expiresAt: row.expires_at.getTime(),
+    };
+    if (row.attach !== null) view.attach = row.attach;
+    if (row.paid_amount_minor !== null) view.paidAmount = formatAmount(row.paid_amount_minor, scale);
+    if (row.channel_trade_no !== null) view.channelTradeNo = row.channel_trade_no;
+    const payer = payerOf(row);
+    if (payer) view.payer = payer;
+    if (row.finalized_at !== null) view.finalizedAt = row.finalized_at.getTime();
+    return view;
+  }
+
+  /** Validates a create request's fields: shape, then currency, method and amount together. */
+  private parseCreate(input: unknown): CreatePaymentInput & { amountMinor: bigint } {
+    const parsed = parseInput(this.createSchema, input);
+    const errors: FieldError[] = [];
+    const currency = currencyInfo(parsed.currency);
+    if (!currency) errors.push({ field: 'currency', message: 'not a supported currency' });
+    else if (!currency.methods.includes(parsed.paymentMethod.code)) {
+      errors.push({ field: 'paymentMethod.code', message: `not a payment method for ${parsed.currency}` });
+    }
+    const amountMinor = currency ? parseAmount(parsed.amount, currency.scale) : undefined;
+    if (currency && amountMinor === undefined) {
+      errors.push({
+        field: 'amount',
+        message: `a positive decimal string with at most ${currency.scale} fraction digits, no sign or exponent`,
+      });
+    }
+    if (errors.length > 0) throw validationFailed(errors);
+    return { ...parsed, amountMinor: amountMinor as bigint };
+  }
+
+  /**
+   * Creates a payment order, deduplicated by merchantOrderNo alone: the same fields again return
+   * the existing order (`created: false`), different fields are DUPLICATE_ORDER. Race-free: the
+   * unique index decides, not a prior read.
+   */
+  async create(merchantId: bigint, input: unknown): Promise<{ payment: PaymentView; created: boolean }> {
+    const order = this.parseCreate(input);
+    const now = new Date(this.now());
+    const datePrefix = `P${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
+    const inserted = await this.db.query<PaymentRow>(
+      `INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
+                             status, expires_at, created_at, updated_at)
+       VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $10)
+       ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
+       RETURNING ${PAYMENT_COLUMNS}`,
+      [
+        datePrefix,
+        merchantId,
+        order.merchantOrderNo,
+        order.currency,
+        order.amountMinor,
+        order.paymentMethod.code,
+        order.webhookUrl,
+        order.attach ?? null,
+        new Date(now.getTime() + this.config.paymentExpiryMs),
+        now,
+      ],
+    );
+    if (inserted.rows[0]) return { payment: this.view(inserted.rows[0]), created: true };
+
+    const existing = await this.find(this.db, merchantId, { merchantOrderNo: order.merchantOrderNo });
+    const same =
+      existing.currency === order.currency &&
+      existing.amount_minor === order.amountMinor &&
+      existing.method === order.paymentMethod.code &&
+      existing.webhook_url === order.webhookUrl &&
+      existing.attach === (order.attach ?? null);
+    if (!same) throw duplicateOrder();
+    return { payment: this.view(existing), created: false };
+  }
+
+  private async find(q: Queryable, merchantId: bigint, ref: OrderRef, lock = false): Promise<PaymentRow> {
+    const [column, value] =
+      ref.orderNo !== undefined ? ['order_no', ref.orderNo] : ['merchant_order_no', ref.merchantOrderNo];
+    const result = await q.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
+      [merchantId, value],
+    );
+    const row = result.rows[0];
+    if (!row) throw orderNotFound();
+    return row;
+  }
+
+  async get(merchantId: bigint, ref: OrderRef): Promise<PaymentView> {
+    return this.view(await this.find(this.db, merchantId, ref));
+  }
+
+  /** Raw row by order number, for other modules (cashier page, portal). */
+  async row(merchantId: bigint, ref: OrderRef): Promise<PaymentRow> {
+    return this.find(this.db, merchantId, ref);
+  }
+
+  /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
+  async list(merchantId: bigint, filters: ListFilters): Promise<{ items: PaymentView[]; nextCursor: string | null }> {
+    if (filters.status !== undefined && !PAYMENT_STATUSES.includes(filters.status as PaymentStatus)) {
+      throw validationFailed([{ field: 'status', message: `one of ${PAYMENT_STATUSES.join(', ')}` }]);
+    }
+    const where = ['merchant_id = $1'];
+    const params: unknown[] = [merchantId];
+    const add = (clause: string, value: unknown) => {
+      params.push(value);
+      where.push(clause.replace('?', `$${params.length}`));
+    };
+    if (filters.status !== undefined) add('status = ?', filters.status);
+    if (filters.from !== undefined) add('created_at >= ?', new Date(filters.from));
+    if (filters.to !== undefined) add('created_at <= ?', new Date(filters.to));
+    if (filters.cursor !== undefined) {
+      const cursor = decodeCursor(filters.cursor);
+      params.push(cursor.createdAt, cursor.id);
+      where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
+    }
+    params.push(filters.pageSize + 1);
+    const result = await this.db.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${where.join(' AND ')}
+       ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    const rows = result.rows.slice(0, filters.pageSize);
+    const last = rows.at(-1);
+    const nextCursor = result.rows.length > filters.pageSize && last ? encodeCursor(last.created_at, last.id) : null;
+    return { items: rows.map((row) => this.view(row)), nextCursor };
+  }
+
+  /** PENDING → CANCELED, with its event. */
+  async cancel(merchantId: bigint, ref: OrderRef): Promise<PaymentView> {
+    return this.db.transaction(async (tx) => {
+      const row = await this.find(tx, merchantId, ref, true);
+      if (row.status === 'CANCELED') return this.view(row);
+      if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payment cannot be canceled`);
+      return this.view(await this.move(tx, row, 'CANCELED', {}));
+    });
+  }
+
+  /** Changes attach and/or webhookUrl while the payment is not final. */
+  async update(merchantId: bigint, input: unknown): Promise<PaymentView> {
+    const u = parseInput(this.updateSchema, input);
+    const ref = (u.orderNo !== undefined ? { orderNo: u.orderNo } : { merchantOrderNo: u.merchantOrderNo }) as OrderRef;
+    return this.db.transaction(async (tx) => {
+      const row = await this.find(tx, merchantId, ref, true);
+      if (isFinalPayment(row.status)) throw invalidState(`a ${row.status} payment cannot be updated`);
+      const result = await tx.query<PaymentRow>(
+        `UPDATE payments SET attach = $2, webhook_url = $3, updated_at = $4 WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
+        [row.id, u.attach ?? row.attach, u.webhookUrl ?? row.webhook_url, new Date(this.now())],
+      );
+      return this.view(result.rows[0] as PaymentRow);
+    });
+  }
+
+  /**
+   * Applies what the channel reports. Repeating the current state changes nothing; a final
+   * order never moves again; payer details are taken only from here and frozen once final.
+   */
+  async applyChannelReport(merchantId: bigint, input: unknown): Promise<PaymentView> {
+    const report = parseInput(this.reportSchema, input) as ChannelReport;
+    return this.db.transaction(async (tx) => {
+      const row = await this.find(tx, merchantId, { orderNo: report.orderNo }, true);
+      if (row.status === report.status) return this.view(row);
+      if (!MOVES[row.status].includes(report.status)) {
+        throw invalidState(`a ${row.status} payment cannot become ${report.status}`);
+      }
+      const changes: Partial<PaymentRow> = {};
+      const scale = scaleOf(row.currency);
+      if (report.status === 'SUCCEEDED') {
+        const paid = report.paidAmount === undefined ? row.amount_minor : parseAmount(report.paidAmount, scale);
+        if (paid === undefined)
+          throw validationFailed([
+            { field: 'paidAmount', message: `a positive amount with at most ${scale} fraction digits` },
+          ]);
+        changes.paid_amount_minor = paid;
+      } else if (report.paidAmount !== undefined) {
+        throw validationFailed([{ field: 'paidAmount', message: 'only a SUCCEEDED report carries paidAmount' }]);
+      }
+      if (report.status !== 'EXPIRED') {
+        changes.channel_trade_no = report.channelTradeNo ?? row.channel_trade_no ?? channelTradeNo();
+      }
+      if (report.payer?.name !== undefined) changes.payer_name = report.payer.name;
+      if (report.payer?.documentNumber !== undefined) changes.payer_document = report.payer.documentNumber;
+      return this.view(await this.move(tx, row, report.status, changes));
+    });
+  }
+
+  /**
+   * Moves a locked row to `status` with `changes`; a final status also writes its event (and,
+   * for SUCCEEDED, runs the ledger hook) in the same transaction.
+   */
+  private async move(
+    tx: Queryable,
+    row: PaymentRow,
+    status: PaymentStatus,
+    changes: Partial<PaymentRow>,
+  ): Promise<PaymentRow> {
+    const now = new Date(this.now());
+    const final = isFinalPayment(status);
+    const result = await tx.query<PaymentRow>(
+      `UPDATE payments SET status = $2, paid_amount_minor = $3, channel_trade_no = $4, payer_name = $5, payer_document = $6,
+              updated_at = $7, finalized_at = $8
+        WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
+      [
+        row.id,
+        status,
+        changes.paid_amount_minor ?? row.paid_amount_minor,
+        changes.channel_trade_no ?? row.channel_trade_no,
+        changes.payer_name ?? row.payer_name,
+        changes.payer_document ?? row.payer_document,
+        now,
+        final ? now : null,
+      ],
+    );
+    const updated = result.rows[0] as PaymentRow;
+    if (!final) return updated;
+    if (status === 'SUCCEEDED') await this.hooks.onSucceeded?.(tx, updated);
+    const scale = scaleOf(updated.currency);
+    await writeEvent(
+      tx,
+      {
+        merchantId: updated.merchant_id,
+        orderType: 'PAYMENT',
+        orderNo: updated.order_no,
+        status,
+        webhookUrl: updated.webhook_url,
+        fields: {
+          merchantOrderNo: updated.merchant_order_no,
+          status,
+          currency: updated.currency,
+          amount: formatAmount(updated.amount_minor, scale),
+          paidAmount:
+            status === 'SUCCEEDED' && updated.paid_amount_minor !== null
+              ? formatAmount(updated.paid_amount_minor, scale)
+              : undefined,
+          channelTradeNo: updated.channel_trade_no ?? undefined,
+          payer: payerOf(updated),
+          attach: updated.attach ?? undefined,
+        },
+      },
+      now,
+    );
+    return updated;
+  }
+
+  /** Expires PENDING payments whose time is up, at most `limit` per call; returns how many. */
+  async expireDue(limit = 100): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      // SKIP LOCKED: several sweepers (one per instance) share the work instead of queueing on it.
+      const due = await tx.query<PaymentRow>(
+        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE status = 'PENDING' AND expires_at <= $1
+          ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        [new Date(this.now()), limit],
+      );
+      for (const row of due.rows) await this.move(tx, row, 'EXPIRED', {});
+      return due.rows.length;
+    });
+  }
+
+  /** The merchant id owning a payment order number (cashier page). */
+  async ownerOf(orderNo: string): Promise<bigint | undefined> {
+    const result = await this.db.query<{ merchant_id: bigint }>(
+      'SELECT merchant_id FROM payments WHERE order_no = $1',
+      [orderNo],
+    );
+    return result.rows[0]?.merchant_id;
+  }
+}
+
+function channelTradeNo(): string {
+  return `CH${Date.now().toString(36).toUpperCase()}${Math.floor(Math.random() * 1e6)
+    .toString()
+    .padStart(6, '0')}`;
+}

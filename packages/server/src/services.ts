@@ -1,0 +1,41 @@
+import type { Config } from './config.js';
+import { loadMasterKey, secretSealer } from './crypto/master-key.js';
+import type { Db } from './db/db.js';
+import { Nonces } from './modules/auth/nonces.js';
+import { Merchants } from './modules/merchants/service.js';
+import { type PaymentHooks, Payments } from './modules/payments/service.js';
+import { PlatformKeys } from './modules/platform-keys/service.js';
+
+/** Everything the HTTP layer, the workers and the operator API share, built once per process. */
+export interface Services {
+  readonly config: Config;
+  readonly db: Db;
+  /** Milliseconds since the epoch; injected so tests can drive time. */
+  readonly now: () => number;
+  readonly platformKeys: PlatformKeys;
+  readonly merchants: Merchants;
+  readonly payments: Payments;
+  readonly nonces: Nonces;
+}
+
+export interface ServiceOptions {
+  readonly now?: () => number;
+  /** The master key, when the caller has it already (tests); otherwise loaded from config. */
+  readonly masterKey?: Buffer;
+  readonly paymentHooks?: PaymentHooks;
+}
+
+/** Builds the services over an open, migrated database. */
+export function createServices(config: Config, db: Db, options: ServiceOptions = {}): Services {
+  const now = options.now ?? Date.now;
+  const sealer = secretSealer(options.masterKey ?? loadMasterKey(config));
+  return {
+    config,
+    db,
+    now,
+    platformKeys: new PlatformKeys(db, config.environment, sealer, now),
+    merchants: new Merchants(db, config.environment, now),
+    payments: new Payments(db, config, options.paymentHooks ?? {}, now),
+    nonces: new Nonces(db, now),
+  };
+}

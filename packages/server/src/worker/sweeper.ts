@@ -1,0 +1,37 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Services } from '../services.js';
+
+/**
+ * One sweep: expire PENDING payments whose time is up, purge spent nonces and old sandbox
+ * rejection records. Tests call it directly; `startSweeper` only schedules it.
+ */
+export async function sweepOnce(services: Services): Promise<{ expired: number; noncesPurged: number }> {
+  let expired = 0;
+  for (;;) {
+    const batch = await services.payments.expireDue(100);
+    expired += batch;
+    if (batch < 100) break;
+  }
+  const noncesPurged = await services.nonces.purge();
+  await services.db.query('DELETE FROM rejected_requests WHERE created_at < $1', [
+    new Date(services.now() - 7 * 86_400_000),
+  ]);
+  return { expired, noncesPurged };
+}
+
+/** Runs `sweepOnce` every `intervalMs`; the returned function stops it. */
+export function startSweeper(services: Services, log: FastifyBaseLogger, intervalMs = 5_000): () => Promise<void> {
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = sweepOnce(services)
+      .then((result) => {
+        if (result.expired > 0) log.info(result, 'sweep');
+      })
+      .catch((error: unknown) => log.error({ err: error }, 'sweep failed'));
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
