@@ -44,7 +44,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     logger,
     genReqId: () => `req_${ulid(Date.now())}`,
     requestIdHeader: false,
-    requestIdLogLabel: 'requestId',
     exposeHeadRoutes: false,
     return503OnClosing: true,
   });

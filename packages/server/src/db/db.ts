@@ -117,7 +117,7 @@ export async function openDatabase(options: {
   }
   const location = options.dataDir === 'memory://' ? undefined : `${options.dataDir}/pgdata`;
   if (location) mkdirSync(location, { recursive: true });
-  const pglite = new PGlite(location, { parsers: { 20: parseInt8 } });
+  const pglite = new PGlite({ ...(location ? { dataDir: location } : {}), parsers: { 20: parseInt8 } });
   await pglite.waitReady;
   return new PgliteDb(pglite);
 }
