@@ -101,10 +101,10 @@ export function merchantApiScope(
     request.authenticated = { merchant: result.value.merchant, plaintext: result.value.plaintext };
   };
 
+  // The scope's hook also runs for the scope's not-found handler: unknown paths and methods are
+  // authenticated too, so that nothing tells an unauthenticated caller which routes exist.
   api.addHook('preHandler', authenticate);
-  // Unknown paths and methods are authenticated too, so that nothing tells an unauthenticated
-  // caller which routes exist.
-  api.setNotFoundHandler({ preHandler: authenticate }, async (_request, reply) =>
+  api.setNotFoundHandler(async (_request, reply) =>
     reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such endpoint' }),
   );
   registerRoutes(api);
