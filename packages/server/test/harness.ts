@@ -76,7 +76,13 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
   const now = options.now ?? (() => Date.now() + offset);
   const config = parseConfig(
     { PORT: '0', PAYGATE_WORKERS: 'false', LOG_LEVEL: 'silent', ...options.env },
-    { dataDir: 'memory://', databaseUrl, masterKey: TEST_MASTER_KEY.toString('base64'), ...options.config },
+    {
+      dataDir: 'memory://',
+      databaseUrl,
+      masterKey: TEST_MASTER_KEY.toString('base64'),
+      adminToken: 'test-admin-token-0123456789abcdef',
+      ...options.config,
+    },
   );
   const platform = await startPlatform(config, { ...options, now, masterKey: TEST_MASTER_KEY, logger: false });
   return {

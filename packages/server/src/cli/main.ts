@@ -86,9 +86,30 @@ function required(values: Record<string, string | boolean | undefined>, name: st
   return value;
 }
 
+const STRING_OPTIONS = ['name', 'public-key', 'access-key', 'key', 'key-id', 'kind'];
+
+/**
+ * Binds each string option to the argument after it (`--public-key X` → `--public-key=X`), so
+ * that a PEM key, which starts with dashes, is taken as a value and not as an option.
+ */
+function bindValues(argv: readonly string[]): string[] {
+  const bound: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (arg.startsWith('--') && STRING_OPTIONS.includes(arg.slice(2)) && next !== undefined) {
+      bound.push(`${arg}=${next}`);
+      i++;
+    } else {
+      bound.push(arg);
+    }
+  }
+  return bound;
+}
+
 export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const { values, positionals } = parseArgs({
-    args: [...argv],
+    args: bindValues(argv),
     allowPositionals: true,
     options: {
       name: { type: 'string' },
