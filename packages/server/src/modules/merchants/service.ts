@@ -33,8 +33,16 @@ function parsePublicKey(input: string): Buffer {
   return key.value;
 }
 
+/**
+ * How long a merchant's keys are cached for authentication. A key added or retired through this
+ * instance takes effect at once; through another instance, within this time.
+ */
+export const MERCHANT_CACHE_MS = 2_000;
+
 /** Merchants and their public keys, in one environment. */
 export class Merchants {
+  private readonly cache = new Map<string, { merchant: Merchant | undefined; at: number }>();
+
   constructor(
     private readonly db: Db,
     private readonly environment: Environment,
@@ -67,6 +75,15 @@ export class Merchants {
    */
   async findByAccessKey(accessKey: string): Promise<Merchant | undefined> {
     if (!accessKey.startsWith(accessKeyPrefix(this.environment))) return undefined;
+    const cached = this.cache.get(accessKey);
+    if (cached && this.now() - cached.at < MERCHANT_CACHE_MS && cached.at <= this.now()) return cached.merchant;
+    const merchant = await this.load(accessKey);
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(accessKey, { merchant, at: this.now() });
+    return merchant;
+  }
+
+  private async load(accessKey: string): Promise<Merchant | undefined> {
     const result = await this.db.query<{
       id: bigint;
       name: string;
@@ -161,6 +178,7 @@ export class Merchants {
       if (sqlState(error) === UNIQUE_VIOLATION) throw new DomainError('CONFLICT', 'this public key was added before');
       throw error;
     }
+    this.cache.delete(accessKey);
     return this.keys(accessKey);
   }
 
@@ -183,6 +201,7 @@ export class Merchants {
         new Date(this.now()),
       ]);
     });
+    this.cache.delete(accessKey);
     return this.keys(accessKey);
   }
 }

@@ -1,0 +1,7 @@
+// Bench only: the real platform (startPlatform) on DATABASE_URL or PGlite, logging off.
+import { parseConfig } from '../src/config.js';
+import { startPlatform } from '../src/platform.js';
+
+const config = parseConfig({ ...process.env, PORT: '0', PAYGATE_WORKERS: 'false', LOG_LEVEL: 'silent' });
+const platform = await startPlatform(config, { logger: false });
+process.stdout.write(`${JSON.stringify({ url: platform.url })}\n`);
