@@ -178,7 +178,8 @@ export function openSealedBox(ciphertext: Uint8Array, key: BoxKeyPair): Buffer |
 
 /**
  * Opens a parsed envelope with the body key its `keyId` selects. `lookup` returns the key
- * pair for a key id, or `undefined` for an unknown or retired id.
+ * pair for a key id, or `undefined` for an unknown or retired id. The 1 MiB plaintext limit is
+ * the caller's to enforce (`verifyRequest` does).
  */
 export function openEnvelope(
   envelope: Envelope,
@@ -188,6 +189,5 @@ export function openEnvelope(
   if (!key) return invalid('unknown keyId');
   const plaintext = openSealedBox(envelope.ciphertext, key);
   if (!plaintext) return invalid('the sealed box does not open');
-  if (plaintext.length > MAX_PLAINTEXT_BYTES) return invalid('plaintext exceeds 1 MiB');
   return ok(plaintext);
 }

@@ -2,6 +2,7 @@ import {
   ENVELOPE_ALG,
   JSON_CONTENT_TYPE,
   MAX_CLOCK_SKEW_SECONDS,
+  MAX_PLAINTEXT_BYTES,
   MAX_SIGNATURE_LIFETIME_SECONDS,
   MAX_WIRE_BODY_BYTES,
   READ_COMPONENTS,
@@ -154,6 +155,8 @@ export interface RequestVerificationFailure {
   readonly accessKey?: string;
   /** The signature base the verifier built, once it got that far. */
   readonly signatureBase?: string;
+  /** Set when the request was authentic but its sealed plaintext exceeds 1 MiB. */
+  readonly tooLarge?: true;
 }
 
 /** What the platform needs to know about a merchant to verify its requests. */
@@ -308,5 +311,8 @@ export async function verifyRequest<M extends MerchantKeys>(
   const bodyKey = await deps.lookupBodyKey(envelope.value.keyId);
   const plaintext = openEnvelope(envelope.value, () => bodyKey);
   if (!plaintext.ok) return fail('envelope', plaintext.error.reason, { accessKey, signatureBase });
+  if (plaintext.value.length > MAX_PLAINTEXT_BYTES) {
+    return fail('envelope', 'plaintext exceeds 1 MiB', { accessKey, signatureBase, tooLarge: true });
+  }
   return ok({ ...verified, plaintext: plaintext.value });
 }

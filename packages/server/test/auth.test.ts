@@ -33,7 +33,7 @@ function rawSend(
     }
     const flat = framed.flatMap(([name, value]) => [name, value]);
     const req = httpRequest(
-      { hostname, port, method, path: target, headers: flat as unknown as Record<string, string> },
+      { hostname, port, method, path: target, agent: false, headers: flat as unknown as Record<string, string> },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -212,6 +212,45 @@ for (const database of databases()) {
       assert.equal(response.status, 401);
       assert.equal(response.body, unauthorized);
       assert.deepEqual(await snapshot(), before);
+    });
+
+    it('answers an authentic request whose sealed plaintext exceeds 1 MiB with 413, writing nothing', async () => {
+      const sodium = (await import('sodium-native')).default;
+      const { buildSignatureBase, parseSignatureInput, REQUEST_PROFILE, serializeSignature, sign } = await import(
+        '@paygate/protocol'
+      );
+      const plaintext = Buffer.from(JSON.stringify({ ...paymentInput(), attach: 'x'.repeat(1024 * 1024) }));
+      const sealed = Buffer.alloc(plaintext.length + sodium.crypto_box_SEALBYTES);
+      sodium.crypto_box_seal(sealed, plaintext, merchant.bodyKey.publicKey);
+      const body = Buffer.from(
+        JSON.stringify({
+          version: 1,
+          alg: 'sealedbox-v1-x25519-xsalsa20poly1305',
+          keyId: merchant.bodyKey.keyId,
+          ciphertext: sealed.toString('base64'),
+        }),
+      );
+      const template = buildWrite(merchant, '/api/v1/payments', {}, platform.services.now());
+      const headers = { ...template.headers, 'content-digest': contentDigest(body) };
+      const params = parseSignatureInput(headers['signature-input'] as string, REQUEST_PROFILE);
+      assert.ok(params.ok);
+      const base = buildSignatureBase({ method: 'POST', path: '/api/v1/payments', headers }, params.value);
+      assert.ok(base.ok);
+      headers.signature = serializeSignature('merchant', sign(base.value, merchant.key));
+      const before = await snapshot();
+      const response = await rawSend(platform.url, 'POST', '/api/v1/payments', entries(headers), body);
+      assert.equal(response.status, 413);
+      assert.equal(JSON.parse(response.body).msg, 'PAYLOAD_TOO_LARGE');
+      assert.deepEqual(await snapshot(), before);
+    });
+
+    it('refuses a body whose length disagrees with Content-Length as a request-shape failure', async () => {
+      const signed = buildWrite(merchant, '/api/v1/payments', paymentInput(), platform.services.now());
+      const headers = entries(signed.headers);
+      headers.push(['content-length', String((signed.body as Buffer).length - 10)]);
+      const response = await rawSend(platform.url, 'POST', '/api/v1/payments', headers, signed.body as Buffer);
+      assert.ok([400, 401].includes(response.status));
+      assert.notEqual(response.status, 200);
     });
 
     it('refuses a reused nonce', async () => {

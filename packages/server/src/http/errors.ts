@@ -33,6 +33,18 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     return reply.code(413).send({ msg: 'PAYLOAD_TOO_LARGE', message: 'the body exceeds 2 MiB' });
   }
   const status = (error as FastifyError).statusCode;
+  // Under the merchant API, a request the framework cannot even read failed authentication's
+  // first step (request shape): the same 401 as every other authentication failure.
+  if (
+    status !== undefined &&
+    status >= 400 &&
+    status < 500 &&
+    request.url.startsWith('/api/') &&
+    !request.authenticated
+  ) {
+    request.log.info({ auth: { step: 'shape', reason: error.message } }, 'request refused: UNAUTHORIZED');
+    return reply.code(401).send(UNAUTHORIZED);
+  }
   if (status !== undefined && status >= 400 && status < 500) {
     request.log.info({ err: { code, message: error.message } }, 'malformed request');
     return reply.code(400).send({ msg: 'BAD_REQUEST', message: 'the request is malformed' });

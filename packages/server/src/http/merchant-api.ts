@@ -76,7 +76,10 @@ export function merchantApiScope(
       },
     );
     if (!result.ok) {
-      const { step, reason, accessKey, signatureBase } = result.error;
+      const { step, reason, accessKey, signatureBase, tooLarge } = result.error;
+      if (tooLarge) {
+        return reply.code(413).send({ msg: 'PAYLOAD_TOO_LARGE', message: 'the sealed plaintext exceeds 1 MiB' });
+      }
       request.log.info({ auth: { step, reason, accessKey } }, 'request refused: UNAUTHORIZED');
       if (services.config.environment === 'sandbox') {
         services.db
