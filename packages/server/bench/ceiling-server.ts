@@ -20,7 +20,7 @@ const merchant = {
 const nonces = new Set<string>();
 
 const services = {
-  config: { environment: 'production' },
+  config: { environment: 'production', rateLimitPerSecond: 0 },
   now: Date.now,
   merchants: {
     findByAccessKey: async (accessKey: string) => (accessKey === merchant.accessKey ? merchant : undefined),

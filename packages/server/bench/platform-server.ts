@@ -2,6 +2,12 @@
 import { parseConfig } from '../src/config.js';
 import { startPlatform } from '../src/platform.js';
 
-const config = parseConfig({ ...process.env, PORT: '0', PAYGATE_WORKERS: 'false', LOG_LEVEL: 'silent' });
+const config = parseConfig({
+  ...process.env,
+  PORT: '0',
+  PAYGATE_WORKERS: 'false',
+  LOG_LEVEL: 'silent',
+  PAYGATE_RATE_LIMIT: '0',
+});
 const platform = await startPlatform(config, { logger: false });
 process.stdout.write(`${JSON.stringify({ url: platform.url })}\n`);

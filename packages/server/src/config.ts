@@ -25,6 +25,8 @@ export interface Config {
   readonly webhookAllowPrivate: boolean;
   /** How long a PENDING payment waits for its payer, in milliseconds. */
   readonly paymentExpiryMs: number;
+  /** Requests per second each merchant may make (bursts up to twice that); 0 turns limiting off. */
+  readonly rateLimitPerSecond: number;
   /** Whether to run the webhook dispatcher and sweepers inside the server process. */
   readonly runWorkers: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -98,6 +100,7 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
   PAYGATE_WORKERS: bool.default(true),
+  PAYGATE_RATE_LIMIT: z.coerce.number().int().min(0).default(500),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -138,6 +141,7 @@ export function parseConfig(
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
     paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
     runWorkers: e.PAYGATE_WORKERS,
+    rateLimitPerSecond: e.PAYGATE_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     ...overrides,
   };

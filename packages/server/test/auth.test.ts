@@ -10,6 +10,7 @@ import {
   createMerchant,
   databases,
   freshPostgres,
+  get,
   paymentInput,
   startTestPlatform,
   type TestMerchant,
@@ -415,6 +416,26 @@ describe('nonces across instances', () => {
       await a.close();
       await b.close();
       await db.drop();
+    }
+  });
+});
+
+describe('rate limiting', () => {
+  it('answers 429 RATE_LIMITED with Retry-After once a merchant exceeds its rate, per merchant', async () => {
+    const platform = await startTestPlatform({ env: { PAYGATE_RATE_LIMIT: '5' } });
+    try {
+      const merchant = await createMerchant(platform);
+      const other = await createMerchant(platform, 'Other');
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++) statuses.push((await get(platform, merchant, '/api/v1/payments/list')).status);
+      assert.deepEqual(statuses.slice(0, 10), Array(10).fill(200));
+      const limited = await get(platform, merchant, '/api/v1/payments/list');
+      assert.equal(limited.status, 429);
+      assert.equal(limited.body.msg, 'RATE_LIMITED');
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+      assert.equal((await get(platform, other, '/api/v1/payments/list')).status, 200);
+    } finally {
+      await platform.close();
     }
   });
 });

@@ -4,6 +4,7 @@ import { validationFailed } from '../errors.js';
 import type { Merchant } from '../modules/merchants/service.js';
 import type { Services } from '../services.js';
 import { UNAUTHORIZED } from './errors.js';
+import { RateLimiter } from './rate-limit.js';
 
 /** What authentication established about a request. */
 export interface Authenticated {
@@ -58,6 +59,7 @@ export function merchantApiScope(
   registerRoutes: (api: FastifyInstance) => void,
 ): void {
   api.decorateRequest('authenticated', null);
+  const limiter = new RateLimiter(services.config.rateLimitPerSecond, services.now);
   api.removeAllContentTypeParsers();
   api.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WIRE_BODY_BYTES }, (_request, body, done) =>
     done(null, body),
@@ -102,6 +104,12 @@ export function merchantApiScope(
       return reply.code(401).send(UNAUTHORIZED);
     }
     request.authenticated = { merchant: result.value.merchant, plaintext: result.value.plaintext };
+    if (!limiter.take(result.value.accessKey)) {
+      return reply
+        .code(429)
+        .header('retry-after', String(limiter.retryAfterSeconds()))
+        .send({ msg: 'RATE_LIMITED', message: 'too many requests for this merchant; retry later' });
+    }
   };
 
   // The scope's hook also runs for the scope's not-found handler: unknown paths and methods are
