@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createMerchant, databases, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
+
+/**
+ * The hot queries must be served by indexes, so that they stay fast at millions of orders. With
+ * sequential scans disabled the planner shows whether an index can serve each query at all.
+ */
+for (const database of databases()) {
+  describe(`query plans use indexes (${database})`, () => {
+    let platform: TestPlatform;
+    let merchantId: bigint;
+    let bulkMerchantId: bigint;
+
+    before(async () => {
+      platform = await startTestPlatform({ database });
+      const merchant = await createMerchant(platform);
+      for (let i = 0; i < 3; i++) await post(platform, merchant, '/api/v1/payments', paymentInput());
+      merchantId = (await platform.services.merchants.findByAccessKey(merchant.accessKey))?.id as bigint;
+      // Realistic statistics: many merchants, many orders each, then ANALYZE.
+      const db = platform.services.db;
+      await db.query(
+        `INSERT INTO merchants (name, environment, access_key)
+         SELECT 'bulk ' || g, 'sandbox', 'ak_test_bulk' || g FROM generate_series(1, 50) g`,
+      );
+      await db.query(
+        `INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url,
+                               status, expires_at, created_at, updated_at)
+         SELECT 'P2026' || lpad(g::text, 14, '0'), m.id, 'BULK-' || g, 'BRL', 100, 'PIX', 'https://m.example/w',
+                (ARRAY['PENDING','SUCCEEDED','FAILED','CANCELED'])[1 + g % 4], now() + interval '1 hour',
+                now() - (g || ' seconds')::interval, now()
+           FROM generate_series(1, 20000) g
+           JOIN merchants m ON m.access_key = 'ak_test_bulk' || (1 + g % 50)`,
+      );
+      await db.query('ANALYZE');
+      bulkMerchantId = (await db.query<{ id: bigint }>(`SELECT id FROM merchants WHERE access_key = 'ak_test_bulk1'`)).rows[0]?.id as bigint;
+    });
+    after(() => platform.close());
+
+    async function plan(sql: string, params: unknown[]): Promise<string> {
+      return platform.services.db.transaction(async (tx) => {
+        await tx.query('SET LOCAL enable_seqscan = off');
+        const rows = (await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).rows;
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+    }
+
+    const cases: [string, string, () => unknown[], RegExp][] = [
+      ['lookup by orderNo', 'SELECT * FROM payments WHERE merchant_id = $1 AND order_no = $2', () => [merchantId, 'P1'], /payments_order_no_key/],
+      [
+        'lookup by merchantOrderNo (dedup)',
+        'SELECT * FROM payments WHERE merchant_id = $1 AND merchant_order_no = $2',
+        () => [merchantId, 'M-1'],
+        /payments_merchant_id_merchant_order_no_key/,
+      ],
+      [
+        'list newest first with a cursor',
+        'SELECT * FROM payments WHERE merchant_id = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT 21',
+        () => [bulkMerchantId, new Date(), 10n],
+        /payments_list/,
+      ],
+      [
+        'list by status',
+        'SELECT * FROM payments WHERE merchant_id = $1 AND status = $2 ORDER BY created_at DESC, id DESC LIMIT 21',
+        () => [bulkMerchantId, 'PENDING'],
+        /payments_list_status/,
+      ],
+      [
+        'expiry sweep',
+        "SELECT * FROM payments WHERE status = 'PENDING' AND expires_at <= $1 ORDER BY expires_at LIMIT 100",
+        () => [new Date()],
+        /payments_pending_expiry/,
+      ],
+      ['nonce purge', 'DELETE FROM request_nonces WHERE expires_at < $1', () => [new Date()], /request_nonces_expiry/],
+    ];
+    for (const [name, sql, params, index] of cases) {
+      it(name, async () => {
+        const text = await plan(sql, params());
+        assert.match(text, index, text);
+        assert.doesNotMatch(text, /Seq Scan on payments/, text);
+      });
+    }
+  });
+}
