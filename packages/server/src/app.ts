@@ -5,7 +5,11 @@ import { errorHandler, success } from './http/errors.js';
 import { merchantApiScope } from './http/merchant-api.js';
 import { ulid } from './ids.js';
 import { adminRoutes } from './modules/admin/routes.js';
+import { balanceRoutes } from './modules/balances/routes.js';
+import { ledgerRoutes } from './modules/ledger/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
+import { payoutRoutes } from './modules/payouts/routes.js';
+import { rateRoutes } from './modules/rates/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
 import type { Services } from './services.js';
 
@@ -68,6 +72,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     async (api) =>
       merchantApiScope(api, services, (scope) => {
         paymentRoutes(scope, services);
+        payoutRoutes(scope, services);
+        balanceRoutes(scope, services);
+        rateRoutes(scope, services);
+        ledgerRoutes(scope, services);
         if (services.config.environment === 'sandbox') sandboxRoutes(scope, services);
       }),
     { prefix: '/api/v1' },

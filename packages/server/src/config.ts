@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_FEES, type FeeSchedule, feesJson } from './modules/rates/fees.js';
 
 /** Where the platform runs: keys, access keys and data of one never work in the other. */
 export type Environment = 'sandbox' | 'production';
@@ -29,6 +30,8 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   /** Whether to run the webhook dispatcher and sweepers inside the server process. */
   readonly runWorkers: boolean;
+  /** The rate table: pay-in fees per currency and method, payout fees per currency (`PAYGATE_FEES`). */
+  readonly fees: FeeSchedule;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -100,6 +103,7 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
   PAYGATE_WORKERS: bool.default(true),
+  PAYGATE_FEES: feesJson.optional(),
   PAYGATE_RATE_LIMIT: z.coerce.number().int().min(0).default(500),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -141,6 +145,7 @@ export function parseConfig(
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
     paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
     runWorkers: e.PAYGATE_WORKERS,
+    fees: e.PAYGATE_FEES ?? DEFAULT_FEES,
     rateLimitPerSecond: e.PAYGATE_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     ...overrides,

@@ -2,9 +2,13 @@ import type { Config } from './config.js';
 import { loadMasterKey, secretSealer } from './crypto/master-key.js';
 import type { Db } from './db/db.js';
 import { Nonces } from './modules/auth/nonces.js';
+import { Balances } from './modules/balances/service.js';
+import { Ledger } from './modules/ledger/service.js';
 import { Merchants } from './modules/merchants/service.js';
 import { type PaymentHooks, Payments } from './modules/payments/service.js';
+import { Payouts } from './modules/payouts/service.js';
 import { PlatformKeys } from './modules/platform-keys/service.js';
+import { Rates } from './modules/rates/service.js';
 
 /** Everything the HTTP layer, the workers and the operator API share, built once per process. */
 export interface Services {
@@ -16,12 +20,17 @@ export interface Services {
   readonly merchants: Merchants;
   readonly payments: Payments;
   readonly nonces: Nonces;
+  readonly ledger: Ledger;
+  readonly payouts: Payouts;
+  readonly balances: Balances;
+  readonly rates: Rates;
 }
 
 export interface ServiceOptions {
   readonly now?: () => number;
   /** The master key, when the caller has it already (tests); otherwise loaded from config. */
   readonly masterKey?: Buffer;
+  /** Extra payment hooks; the ledger's credit on SUCCEEDED always runs first. */
   readonly paymentHooks?: PaymentHooks;
 }
 
@@ -29,13 +38,26 @@ export interface ServiceOptions {
 export function createServices(config: Config, db: Db, options: ServiceOptions = {}): Services {
   const now = options.now ?? Date.now;
   const sealer = secretSealer(options.masterKey ?? loadMasterKey(config));
+  const ledger = new Ledger(db, config, now);
+  const extraHooks = options.paymentHooks ?? {};
+  // A SUCCEEDED payment credits the merchant in the transaction that moves it (PaymentHooks).
+  const paymentHooks: PaymentHooks = {
+    onSucceeded: async (tx, payment) => {
+      await ledger.creditPayment(tx, payment);
+      await extraHooks.onSucceeded?.(tx, payment);
+    },
+  };
   return {
     config,
     db,
     now,
     platformKeys: new PlatformKeys(db, config.environment, sealer, now),
     merchants: new Merchants(db, config.environment, now),
-    payments: new Payments(db, config, options.paymentHooks ?? {}, now),
+    payments: new Payments(db, config, paymentHooks, now),
     nonces: new Nonces(db, now),
+    ledger,
+    payouts: new Payouts(db, config, ledger, now),
+    balances: new Balances(ledger),
+    rates: new Rates(config),
   };
 }

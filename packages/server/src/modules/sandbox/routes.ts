@@ -2,13 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { success } from '../../http/errors.js';
 import { businessBody, merchantOf } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
+import { sandboxPayoutRoutes } from '../payouts/routes.js';
 
 /**
  * Sandbox test helpers: they act as the channel would. Registered only in the sandbox; in
  * production these paths are 404 like any unknown endpoint.
  */
-export function sandboxRoutes(api: FastifyInstance, { payments }: Services): void {
+export function sandboxRoutes(api: FastifyInstance, services: Services): void {
+  const { payments } = services;
   api.post('/sandbox/payments/simulate', async (request) =>
     success(await payments.applyChannelReport(merchantOf(request).id, businessBody(request))),
   );
+  sandboxPayoutRoutes(api, services);
 }

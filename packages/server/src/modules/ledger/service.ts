@@ -1,0 +1,316 @@
+import type { Config } from '../../config.js';
+import { type Db, type Queryable, sqlState } from '../../db/db.js';
+import { DomainError, validationFailed } from '../../errors.js';
+import { formatAmount } from '../../money.js';
+import { decodeCursor, encodeCursor } from '../../validation.js';
+import { CURRENCIES, currencyInfo } from '../catalog/catalog.js';
+import type { PaymentRow } from '../payments/service.js';
+import { paymentFee } from '../rates/fees.js';
+
+/** Merchant accounts: money the merchant may spend, and money held for its open payouts. */
+export const MERCHANT_ACCOUNT_KINDS = ['available', 'reserved'] as const;
+/** Platform accounts, one per currency: fees earned, and what the channel holds for us. */
+export const PLATFORM_ACCOUNT_KINDS = ['fee_revenue', 'channel_clearing'] as const;
+export type MerchantAccountKind = (typeof MERCHANT_ACCOUNT_KINDS)[number];
+export type PlatformAccountKind = (typeof PLATFORM_ACCOUNT_KINDS)[number];
+export type AccountKind = MerchantAccountKind | PlatformAccountKind;
+
+export type TransactionKind = 'payment' | 'payout_reserve' | 'payout_settle' | 'payout_release' | 'refund';
+
+/** An account: a merchant's (by kind) or the platform's (merchantId null). */
+export type Account =
+  | { readonly merchantId: bigint; readonly kind: MerchantAccountKind }
+  | { readonly merchantId: null; readonly kind: PlatformAccountKind };
+
+export const merchantAccount = (merchantId: bigint, kind: MerchantAccountKind): Account => ({ merchantId, kind });
+export const platformAccount = (kind: PlatformAccountKind): Account => ({ merchantId: null, kind });
+
+/** One side of a posting. Signed like the entries: credit positive, debit negative. */
+export interface Leg {
+  readonly account: Account;
+  readonly amount: bigint;
+}
+export const credit = (account: Account, amount: bigint): Leg => ({ account, amount });
+export const debit = (account: Account, amount: bigint): Leg => ({ account, amount: -amount });
+
+/** A business fact to record: balanced legs in one currency under an idempotency reference. */
+export interface Posting {
+  /** The fact's identity; posting it again posts nothing. */
+  readonly reference: string;
+  /** A second identity of the same fact (a refund by refundNo); a conflict on it posts nothing either. */
+  readonly altReference?: string;
+  readonly kind: TransactionKind;
+  readonly orderNo: string;
+  readonly currency: string;
+  readonly legs: readonly Leg[];
+}
+
+export type PostResult =
+  | { readonly posted: true; readonly transactionId: bigint; readonly createdAt: Date }
+  | { readonly posted: false };
+
+/** The CHECK that keeps merchant balances non-negative (migrations/0003_money.sql). */
+const NONNEGATIVE_CONSTRAINT = 'ledger_accounts_merchant_nonnegative';
+/** SQLSTATE 23514: a CHECK constraint refused the row. */
+const CHECK_VIOLATION = '23514';
+
+/**
+ * True when `error` is the database refusing to take a merchant account below zero. Callers
+ * branch on this instead of reading the balance first: under concurrency only the constraint,
+ * evaluated under the account's row lock, sees the balance that counts.
+ */
+export function isInsufficientBalance(error: unknown): boolean {
+  return (
+    sqlState(error) === CHECK_VIOLATION &&
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { constraint?: unknown }).constraint === NONNEGATIVE_CONSTRAINT
+  );
+}
+
+export const insufficientBalance = () =>
+  new DomainError('INSUFFICIENT_BALANCE', 'the available balance does not cover the amount and the fee');
+
+/** One ledger entry on a merchant account, as the portal shows it. */
+export interface EntryView {
+  entryId: string;
+  /** The business fact's idempotency reference, e.g. `payout:W…:reserve`. */
+  reference: string;
+  transactionKind: TransactionKind;
+  orderNo: string;
+  account: MerchantAccountKind;
+  currency: string;
+  /** Signed decimal string: positive credits the account, negative debits it. */
+  amount: string;
+  side: 'credit' | 'debit';
+  createdAt: number;
+}
+
+export interface EntryFilters {
+  currency?: string | undefined;
+  from?: number | undefined;
+  to?: number | undefined;
+  pageSize: number;
+  cursor?: string | undefined;
+}
+
+/** What `audit` found wrong; every list is empty on healthy books. */
+export interface AuditReport {
+  unbalanced: { transactionId: bigint; currency: string; total: bigint }[];
+  drifted: { accountId: bigint; balance: bigint; sum: bigint }[];
+  negative: { accountId: bigint; balance: bigint }[];
+}
+
+const scaleOf = (currency: string) => currencyInfo(currency)?.scale ?? 2;
+
+interface AccountRow {
+  id: bigint;
+  merchant_id: bigint | null;
+  kind: AccountKind;
+  balance: bigint;
+}
+
+const keyOf = (account: Account) => `${account.merchantId ?? ''}/${account.kind}`;
+
+/**
+ * The double-entry ledger. Postings are written inside the caller's transaction, so that money
+ * moves exactly when the order changes state and its event is written. The database enforces
+ * what must always hold: every transaction balances per currency (checked at commit), entries
+ * and transactions are never updated or deleted, balances equal the sum of their entries, and
+ * no merchant account goes below zero.
+ */
+export class Ledger {
+  constructor(
+    private readonly db: Db,
+    private readonly config: Pick<Config, 'fees'>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Posts `posting` once: when its reference (or alternative reference) was posted before, it
+   * writes nothing and returns `posted: false`. Account rows are locked in id order so that
+   * concurrent postings over the same accounts queue instead of deadlocking.
+   */
+  async post(tx: Queryable, posting: Posting, at: Date = new Date(this.now())): Promise<PostResult> {
+    const legs = posting.legs.filter((leg) => leg.amount !== 0n);
+    const total = legs.reduce((sum, leg) => sum + leg.amount, 0n);
+    // A programming error, caught here with a clear message; the database would refuse it anyway.
+    if (total !== 0n || legs.length < 2) throw new Error(`posting ${posting.reference} does not balance`);
+
+    const inserted = await tx.query<{ id: bigint }>(
+      `INSERT INTO ledger_transactions (reference, alt_reference, kind, order_no, created_at)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id`,
+      [posting.reference, posting.altReference ?? null, posting.kind, posting.orderNo, at],
+    );
+    const transaction = inserted.rows[0];
+    if (!transaction) return { posted: false };
+
+    const accounts = await this.lockAccounts(
+      tx,
+      posting.currency,
+      legs.map((leg) => leg.account),
+    );
+    const params: unknown[] = [transaction.id, posting.currency, at];
+    const rows = legs.map((leg) => {
+      params.push(accounts.get(keyOf(leg.account)), leg.amount);
+      return `($1, $${params.length - 1}, $2, $${params.length}, $3)`;
+    });
+    await tx.query(
+      `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount, created_at) VALUES ${rows.join(', ')}`,
+      params,
+    );
+    return { posted: true, transactionId: transaction.id, createdAt: at };
+  }
+
+  /** Creates missing accounts, then locks all of them in id order; returns ids by account key. */
+  private async lockAccounts(
+    tx: Queryable,
+    currency: string,
+    wanted: readonly Account[],
+  ): Promise<Map<string, bigint>> {
+    const unique = [...new Map(wanted.map((account) => [keyOf(account), account])).values()];
+    const params: unknown[] = [currency];
+    const clauses = unique.map((account) => {
+      params.push(account.kind);
+      if (account.merchantId === null) return `(merchant_id IS NULL AND kind = $${params.length})`;
+      params.push(account.merchantId);
+      return `(merchant_id = $${params.length} AND kind = $${params.length - 1})`;
+    });
+    const select = `SELECT id, merchant_id, kind, balance FROM ledger_accounts WHERE currency = $1 AND (${clauses.join(' OR ')}) ORDER BY id`;
+    const existing = await tx.query<AccountRow>(select, params);
+    if (existing.rows.length < unique.length) {
+      const have = new Set(existing.rows.map((row) => `${row.merchant_id ?? ''}/${row.kind}`));
+      for (const account of unique) {
+        if (have.has(keyOf(account))) continue;
+        // Another transaction may be creating the same account: ON CONFLICT waits for it and keeps its row.
+        await tx.query(
+          'INSERT INTO ledger_accounts (merchant_id, currency, kind) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+          [account.merchantId, currency, account.kind],
+        );
+      }
+    }
+    const locked = await tx.query<AccountRow>(`${select} FOR UPDATE`, params);
+    return new Map(locked.rows.map((row) => [`${row.merchant_id ?? ''}/${row.kind}`, row.id]));
+  }
+
+  /**
+   * A payment became SUCCEEDED: the channel owes us what the payer paid; the merchant gets it less
+   * the method's fee, which the platform earns. Runs in the payment's transaction (PaymentHooks).
+   */
+  async creditPayment(tx: Queryable, payment: PaymentRow): Promise<PostResult> {
+    const paid = payment.paid_amount_minor ?? payment.amount_minor;
+    const fee = paymentFee(this.config.fees, payment.currency, payment.method, paid);
+    return this.post(tx, {
+      reference: `payment:${payment.order_no}:succeeded`,
+      kind: 'payment',
+      orderNo: payment.order_no,
+      currency: payment.currency,
+      legs: [
+        debit(platformAccount('channel_clearing'), paid),
+        credit(merchantAccount(payment.merchant_id, 'available'), paid - fee),
+        credit(platformAccount('fee_revenue'), fee),
+      ],
+    });
+  }
+
+  /** A merchant's balances per currency (minor units); currencies without accounts are absent. */
+  async balances(merchantId: bigint): Promise<Map<string, { available: bigint; reserved: bigint }>> {
+    const result = await this.db.query<{ currency: string; kind: MerchantAccountKind; balance: bigint }>(
+      'SELECT currency, kind, balance FROM ledger_accounts WHERE merchant_id = $1',
+      [merchantId],
+    );
+    const balances = new Map<string, { available: bigint; reserved: bigint }>();
+    for (const row of result.rows) {
+      const entry = balances.get(row.currency) ?? { available: 0n, reserved: 0n };
+      entry[row.kind] = row.balance;
+      balances.set(row.currency, entry);
+    }
+    return balances;
+  }
+
+  /** A merchant's ledger entries, newest first, by currency and time (Unix ms, inclusive), paged. */
+  async entries(merchantId: bigint, filters: EntryFilters): Promise<{ items: EntryView[]; nextCursor: string | null }> {
+    if (filters.currency !== undefined && !CURRENCIES.has(filters.currency)) {
+      throw validationFailed([{ field: 'currency', message: 'not a supported currency' }]);
+    }
+    const where = ['a.merchant_id = $1'];
+    const params: unknown[] = [merchantId];
+    const add = (clause: string, value: unknown) => {
+      params.push(value);
+      where.push(clause.replace('?', `$${params.length}`));
+    };
+    if (filters.currency !== undefined) add('e.currency = ?', filters.currency);
+    if (filters.from !== undefined) add('e.created_at >= ?', new Date(filters.from));
+    if (filters.to !== undefined) add('e.created_at <= ?', new Date(filters.to));
+    if (filters.cursor !== undefined) {
+      const cursor = decodeCursor(filters.cursor);
+      params.push(cursor.createdAt, cursor.id);
+      where.push(`(e.created_at, e.id) < ($${params.length - 1}, $${params.length})`);
+    }
+    params.push(filters.pageSize + 1);
+    const result = await this.db.query<{
+      id: bigint;
+      amount: bigint;
+      currency: string;
+      side: 'credit' | 'debit';
+      created_at: Date;
+      account: MerchantAccountKind;
+      reference: string;
+      kind: TransactionKind;
+      order_no: string;
+    }>(
+      `SELECT e.id, e.amount, e.currency, e.side, e.created_at, a.kind AS account, t.reference, t.kind, t.order_no
+         FROM ledger_entries e
+         JOIN ledger_accounts a ON a.id = e.account_id
+         JOIN ledger_transactions t ON t.id = e.transaction_id
+        WHERE ${where.join(' AND ')}
+        ORDER BY e.created_at DESC, e.id DESC LIMIT $${params.length}`,
+      params,
+    );
+    const rows = result.rows.slice(0, filters.pageSize);
+    const last = rows.at(-1);
+    return {
+      items: rows.map((row) => ({
+        entryId: row.id.toString(),
+        reference: row.reference,
+        transactionKind: row.kind,
+        orderNo: row.order_no,
+        account: row.account,
+        currency: row.currency,
+        amount: formatAmount(row.amount, scaleOf(row.currency)),
+        side: row.side,
+        createdAt: row.created_at.getTime(),
+      })),
+      nextCursor: result.rows.length > filters.pageSize && last ? encodeCursor(last.created_at, last.id) : null,
+    };
+  }
+
+  /**
+   * Checks the whole book: transactions that do not balance, balances that differ from the sum
+   * of their entries, merchant balances below zero. For tests and operators; the database
+   * prevents all three, so a non-empty report means the schema's guards were bypassed.
+   */
+  async audit(q: Queryable = this.db): Promise<AuditReport> {
+    const unbalanced = await q.query<{ transaction_id: bigint; currency: string; total: bigint }>(
+      `SELECT transaction_id, currency, sum(amount)::bigint AS total FROM ledger_entries
+        GROUP BY transaction_id, currency HAVING sum(amount) <> 0`,
+    );
+    const drifted = await q.query<{ id: bigint; balance: bigint; sum: bigint }>(
+      `SELECT a.id, a.balance, coalesce(sum(e.amount), 0)::bigint AS sum
+         FROM ledger_accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id
+        GROUP BY a.id, a.balance HAVING a.balance <> coalesce(sum(e.amount), 0)`,
+    );
+    const negative = await q.query<{ id: bigint; balance: bigint }>(
+      'SELECT id, balance FROM ledger_accounts WHERE merchant_id IS NOT NULL AND balance < 0',
+    );
+    return {
+      unbalanced: unbalanced.rows.map((r) => ({
+        transactionId: r.transaction_id,
+        currency: r.currency,
+        total: r.total,
+      })),
+      drifted: drifted.rows.map((r) => ({ accountId: r.id, balance: r.balance, sum: r.sum })),
+      negative: negative.rows.map((r) => ({ accountId: r.id, balance: r.balance })),
+    };
+  }
+}

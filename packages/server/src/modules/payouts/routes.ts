@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import { success } from '../../http/errors.js';
+import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
+import type { Services } from '../../services.js';
+import { listQuery, type OrderRef, orderRef, parseInput, parseQuery } from '../../validation.js';
+import { LIST_PARAMETERS, refFromQuery } from '../payments/routes.js';
+
+/** Payout order endpoints of the merchant API (decisions.md, Endpoints). */
+export function payoutRoutes(api: FastifyInstance, { payouts }: Services): void {
+  api.post('/payouts', async (request) => {
+    const { payout } = await payouts.create(merchantOf(request).id, businessBody(request));
+    return success(payout);
+  });
+
+  api.get('/payouts', async (request) =>
+    success(await payouts.get(merchantOf(request).id, refFromQuery(rawTarget(request).query, 'W'))),
+  );
+
+  api.get('/payouts/list', async (request) => {
+    const filters = parseInput(listQuery, parseQuery(rawTarget(request).query, LIST_PARAMETERS));
+    return success(await payouts.list(merchantOf(request).id, filters));
+  });
+
+  // The only read that returns the payee's account details.
+  api.get('/payouts/receipt', async (request) =>
+    success(await payouts.receipt(merchantOf(request).id, refFromQuery(rawTarget(request).query, 'W'))),
+  );
+
+  api.post('/payouts/confirm', async (request) => {
+    const ref = parseInput(orderRef('W'), businessBody(request)) as OrderRef;
+    return success(await payouts.confirm(merchantOf(request).id, ref));
+  });
+
+  api.post('/payouts/update', async (request) =>
+    success(await payouts.update(merchantOf(request).id, businessBody(request))),
+  );
+}
+
+/** Sandbox helpers that act as the payout channel; registered by the sandbox routes only. */
+export function sandboxPayoutRoutes(api: FastifyInstance, { payouts }: Services): void {
+  api.post('/sandbox/payouts/simulate', async (request) =>
+    success(await payouts.applyChannelReport(merchantOf(request).id, businessBody(request))),
+  );
+
+  api.post('/sandbox/payouts/return', async (request) =>
+    success(await payouts.returnPayout(merchantOf(request).id, businessBody(request))),
+  );
+}

@@ -1,0 +1,604 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Config } from '../../config.js';
+import type { Db, Queryable } from '../../db/db.js';
+import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
+import { ulid } from '../../ids.js';
+import { formatAmount, parseAmount } from '../../money.js';
+import {
+  attach,
+  decodeCursor,
+  encodeCursor,
+  merchantOrderNo,
+  type OrderRef,
+  orderNoOf,
+  parseInput,
+  webhookUrl,
+} from '../../validation.js';
+import { currencyInfo } from '../catalog/catalog.js';
+import { writeEvent } from '../events/outbox.js';
+import {
+  credit,
+  debit,
+  insufficientBalance,
+  isInsufficientBalance,
+  type Ledger,
+  merchantAccount,
+  platformAccount,
+} from '../ledger/service.js';
+import { payoutFee } from '../rates/fees.js';
+
+export const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'REFUNDED'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+
+/** What the sandbox channel may report about a payout. */
+export const CHANNEL_STATUSES = ['PROCESSING', 'SUCCEEDED', 'FAILED'] as const;
+type ChannelStatus = (typeof CHANNEL_STATUSES)[number];
+
+/**
+ * Moves the channel may make. Like the payment helper, the sandbox channel may act on a PENDING
+ * payout as if it had been confirmed, so a test can drive an order without the confirm step.
+ * REFUNDED is reached only through a return (`returnPayout`).
+ */
+const CHANNEL_MOVES: Readonly<Record<PayoutStatus, readonly ChannelStatus[]>> = {
+  PENDING: ['PROCESSING', 'SUCCEEDED', 'FAILED'],
+  PROCESSING: ['SUCCEEDED', 'FAILED'],
+  SUCCEEDED: [],
+  FAILED: [],
+  REFUNDED: [],
+};
+
+/** How long the REFUNDED event is retried (merchant-payment-api.md, Delivery rules 4). */
+const REFUND_EVENT_TTL_MS = 24 * 3_600_000;
+
+/** A payout order row. */
+export interface PayoutRow {
+  id: bigint;
+  order_no: string;
+  merchant_id: bigint;
+  merchant_order_no: string;
+  currency: string;
+  amount_minor: bigint;
+  fee_minor: bigint;
+  webhook_url: string;
+  attach: string | null;
+  payee_name: string;
+  payee_account_number: string;
+  payee_bank_code: string | null;
+  payee_document: string | null;
+  status: PayoutStatus;
+  channel_trade_no: string | null;
+  refund_no: string | null;
+  refund_amount_minor: bigint | null;
+  refunded_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  confirmed_at: Date | null;
+  finalized_at: Date | null;
+}
+
+/**
+ * A payout order as queries and lists return it. It never carries payee details: those come
+ * only from the receipt.
+ */
+export interface PayoutView {
+  orderNo: string;
+  merchantOrderNo: string;
+  status: PayoutStatus;
+  currency: string;
+  amount: string;
+  fee: string;
+  webhookUrl: string;
+  attach?: string;
+  channelTradeNo?: string;
+  /** The three refund fields appear together, only once the refund has posted (REFUNDED). */
+  refundNo?: string;
+  refundAmount?: string;
+  refundTime?: number;
+  createdAt: number;
+  updatedAt: number;
+  confirmedAt?: number;
+  finalizedAt?: number;
+}
+
+export interface Payee {
+  name: string;
+  accountNumber: string;
+  bankCode?: string;
+  documentNumber?: string;
+}
+
+/** The payout receipt: the only read that returns the payee. */
+export interface PayoutReceipt {
+  orderNo: string;
+  merchantOrderNo: string;
+  status: PayoutStatus;
+  currency: string;
+  amount: string;
+  fee: string;
+  /** amount + fee: what left the merchant's balance. */
+  total: string;
+  payee: Payee;
+  channelTradeNo?: string;
+  refundNo?: string;
+  refundAmount?: string;
+  refundTime?: number;
+  createdAt: number;
+  confirmedAt?: number;
+  finalizedAt?: number;
+}
+
+export interface PayoutListFilters {
+  status?: string | undefined;
+  from?: number | undefined;
+  to?: number | undefined;
+  pageSize: number;
+  cursor?: string | undefined;
+}
+
+const scaleOf = (currency: string) => currencyInfo(currency)?.scale ?? 2;
+
+const payeeSchema = z.object({
+  name: z.string().trim().min(1, 'required').max(200, 'at most 200 characters'),
+  // Bank account, CLABE, IBAN or a PIX key (email, phone, random key): no spaces.
+  accountNumber: z.string().regex(/^[A-Za-z0-9@.+_-]{1,140}$/, 'up to 140 letters, digits or @.+_-'),
+  bankCode: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,16}$/, 'up to 16 letters or digits')
+    .optional(),
+  // A string, so leading zeros survive.
+  documentNumber: z
+    .string()
+    .regex(/^[0-9A-Za-z.\-/]{1,32}$/, 'up to 32 letters, digits or .-/')
+    .optional(),
+});
+
+const refundNoSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'up to 64 letters, digits or ._:-');
+
+/** Payout orders: create (reserving amount + fee), confirm, update, read, and the channel's moves. */
+export class Payouts {
+  private readonly createSchema;
+  private readonly updateSchema;
+  private readonly reportSchema = z.object({
+    orderNo: orderNoOf('W'),
+    status: z.enum(CHANNEL_STATUSES),
+    channelTradeNo: z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'up to 64 letters, digits or ._:-')
+      .optional(),
+  });
+  private readonly returnSchema = z.object({ orderNo: orderNoOf('W'), refundNo: refundNoSchema.optional() });
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Pick<Config, 'environment' | 'fees'>,
+    private readonly ledger: Ledger,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.createSchema = z.object({
+      merchantOrderNo,
+      currency: z.string(),
+      amount: z.string(),
+      webhookUrl: webhookUrl(config.environment),
+      attach: attach.optional(),
+      payee: payeeSchema,
+    });
+    this.updateSchema = z
+      .object({
+        orderNo: orderNoOf('W').optional(),
+        merchantOrderNo: merchantOrderNo.optional(),
+        attach: attach.optional(),
+        webhookUrl: webhookUrl(config.environment).optional(),
+      })
+      .refine((u) => (u.orderNo === undefined) !== (u.merchantOrderNo === undefined), {
+        message: 'give exactly one of orderNo and merchantOrderNo',
+        path: ['orderNo'],
+      })
+      .refine((u) => u.attach !== undefined || u.webhookUrl !== undefined, {
+        message: 'give attach or webhookUrl to change',
+        path: ['attach'],
+      });
+  }
+
+  view(row: PayoutRow): PayoutView {
+    const scale = scaleOf(row.currency);
+    const view: PayoutView = {
+      orderNo: row.order_no,
+      merchantOrderNo: row.merchant_order_no,
+      status: row.status,
+      currency: row.currency,
+      amount: formatAmount(row.amount_minor, scale),
+      fee: formatAmount(row.fee_minor, scale),
+      webhookUrl: row.webhook_url,
+      createdAt: row.created_at.getTime(),
+      updatedAt: row.updated_at.getTime(),
+    };
+    if (row.attach !== null) view.attach = row.attach;
+    if (row.channel_trade_no !== null) view.channelTradeNo = row.channel_trade_no;
+    Object.assign(view, refundFields(row));
+    if (row.confirmed_at !== null) view.confirmedAt = row.confirmed_at.getTime();
+    if (row.finalized_at !== null) view.finalizedAt = row.finalized_at.getTime();
+    return view;
+  }
+
+  receiptOf(row: PayoutRow): PayoutReceipt {
+    const scale = scaleOf(row.currency);
+    const payee: Payee = { name: row.payee_name, accountNumber: row.payee_account_number };
+    if (row.payee_bank_code !== null) payee.bankCode = row.payee_bank_code;
+    if (row.payee_document !== null) payee.documentNumber = row.payee_document;
+    const receipt: PayoutReceipt = {
+      orderNo: row.order_no,
+      merchantOrderNo: row.merchant_order_no,
+      status: row.status,
+      currency: row.currency,
+      amount: formatAmount(row.amount_minor, scale),
+      fee: formatAmount(row.fee_minor, scale),
+      total: formatAmount(row.amount_minor + row.fee_minor, scale),
+      payee,
+      createdAt: row.created_at.getTime(),
+    };
+    if (row.channel_trade_no !== null) receipt.channelTradeNo = row.channel_trade_no;
+    Object.assign(receipt, refundFields(row));
+    if (row.confirmed_at !== null) receipt.confirmedAt = row.confirmed_at.getTime();
+    if (row.finalized_at !== null) receipt.finalizedAt = row.finalized_at.getTime();
+    return receipt;
+  }
+
+  private parseCreate(input: unknown) {
+    const parsed = parseInput(this.createSchema, input);
+    const errors: FieldError[] = [];
+    const currency = currencyInfo(parsed.currency);
+    if (!currency) errors.push({ field: 'currency', message: 'not a supported currency' });
+    const amountMinor = currency ? parseAmount(parsed.amount, currency.scale) : undefined;
+    if (currency && amountMinor === undefined) {
+      errors.push({
+        field: 'amount',
+        message: `a positive decimal string with at most ${currency.scale} fraction digits, no sign or exponent`,
+      });
+    }
+    if (errors.length > 0) throw validationFailed(errors);
+    return { ...parsed, amountMinor: amountMinor as bigint };
+  }
+
+  /**
+   * Creates a PENDING payout and moves amount + fee from the merchant's available balance to
+   * reserved, in one transaction: either both happen or nothing is written (INSUFFICIENT_BALANCE).
+   * Deduplicated by merchantOrderNo alone, like payments: the same fields return the existing order
+   * and move no money; different fields are DUPLICATE_ORDER.
+   */
+  async create(merchantId: bigint, input: unknown): Promise<{ payout: PayoutView; created: boolean }> {
+    const order = this.parseCreate(input);
+    const fee = payoutFee(this.config.fees, order.currency, order.amountMinor);
+    const now = new Date(this.now());
+    const datePrefix = `W${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
+    try {
+      return await this.db.transaction(async (tx) => {
+        // The unique index decides between concurrent creates: a second one waits here for the
+        // first to commit or roll back, then either finds its row or inserts its own.
+        const inserted = await tx.query<PayoutRow>(
+          `INSERT INTO payouts (order_no, merchant_id, merchant_order_no, currency, amount_minor, fee_minor, webhook_url, attach,
+                                payee_name, payee_account_number, payee_bank_code, payee_document, status, created_at, updated_at)
+           VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'PENDING', $13, $13)
+           ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
+           RETURNING *`,
+          [
+            datePrefix,
+            merchantId,
+            order.merchantOrderNo,
+            order.currency,
+            order.amountMinor,
+            fee,
+            order.webhookUrl,
+            order.attach ?? null,
+            order.payee.name,
+            order.payee.accountNumber,
+            order.payee.bankCode ?? null,
+            order.payee.documentNumber ?? null,
+            now,
+          ],
+        );
+        const row = inserted.rows[0];
+        if (row) {
+          const total = row.amount_minor + row.fee_minor;
+          await this.ledger.post(
+            tx,
+            {
+              reference: `payout:${row.order_no}:reserve`,
+              kind: 'payout_reserve',
+              orderNo: row.order_no,
+              currency: row.currency,
+              legs: [
+                debit(merchantAccount(merchantId, 'available'), total),
+                credit(merchantAccount(merchantId, 'reserved'), total),
+              ],
+            },
+            now,
+          );
+          return { payout: this.view(row), created: true };
+        }
+        const existing = await this.find(tx, merchantId, { merchantOrderNo: order.merchantOrderNo });
+        const same =
+          existing.currency === order.currency &&
+          existing.amount_minor === order.amountMinor &&
+          existing.webhook_url === order.webhookUrl &&
+          existing.attach === (order.attach ?? null) &&
+          existing.payee_name === order.payee.name &&
+          existing.payee_account_number === order.payee.accountNumber &&
+          existing.payee_bank_code === (order.payee.bankCode ?? null) &&
+          existing.payee_document === (order.payee.documentNumber ?? null);
+        if (!same) throw duplicateOrder();
+        return { payout: this.view(existing), created: false };
+      });
+    } catch (error) {
+      // The CHECK on the available balance refused the reserve; the rollback took the order with it.
+      if (isInsufficientBalance(error)) throw insufficientBalance();
+      throw error;
+    }
+  }
+
+  private async find(q: Queryable, merchantId: bigint, ref: OrderRef, lock = false): Promise<PayoutRow> {
+    const [column, value] =
+      ref.orderNo !== undefined ? ['order_no', ref.orderNo] : ['merchant_order_no', ref.merchantOrderNo];
+    const result = await q.query<PayoutRow>(
+      `SELECT * FROM payouts WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
+      [merchantId, value],
+    );
+    const row = result.rows[0];
+    if (!row) throw orderNotFound();
+    return row;
+  }
+
+  async get(merchantId: bigint, ref: OrderRef): Promise<PayoutView> {
+    return this.view(await this.find(this.db, merchantId, ref));
+  }
+
+  async receipt(merchantId: bigint, ref: OrderRef): Promise<PayoutReceipt> {
+    return this.receiptOf(await this.find(this.db, merchantId, ref));
+  }
+
+  /** Raw row, for other modules (portal). */
+  async row(merchantId: bigint, ref: OrderRef): Promise<PayoutRow> {
+    return this.find(this.db, merchantId, ref);
+  }
+
+  /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
+  async list(
+    merchantId: bigint,
+    filters: PayoutListFilters,
+  ): Promise<{ items: PayoutView[]; nextCursor: string | null }> {
+    if (filters.status !== undefined && !PAYOUT_STATUSES.includes(filters.status as PayoutStatus)) {
+      throw validationFailed([{ field: 'status', message: `one of ${PAYOUT_STATUSES.join(', ')}` }]);
+    }
+    const where = ['merchant_id = $1'];
+    const params: unknown[] = [merchantId];
+    const add = (clause: string, value: unknown) => {
+      params.push(value);
+      where.push(clause.replace('?', `$${params.length}`));
+    };
+    if (filters.status !== undefined) add('status = ?', filters.status);
+    if (filters.from !== undefined) add('created_at >= ?', new Date(filters.from));
+    if (filters.to !== undefined) add('created_at <= ?', new Date(filters.to));
+    if (filters.cursor !== undefined) {
+      const cursor = decodeCursor(filters.cursor);
+      params.push(cursor.createdAt, cursor.id);
+      where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
+    }
+    params.push(filters.pageSize + 1);
+    const result = await this.db.query<PayoutRow>(
+      `SELECT * FROM payouts WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    const rows = result.rows.slice(0, filters.pageSize);
+    const last = rows.at(-1);
+    const nextCursor = result.rows.length > filters.pageSize && last ? encodeCursor(last.created_at, last.id) : null;
+    return { items: rows.map((row) => this.view(row)), nextCursor };
+  }
+
+  /**
+   * PENDING → PROCESSING: the merchant hands the payout to the channel. Confirming a payout that
+   * was already confirmed, or that the channel already took (PROCESSING), returns it unchanged: a
+   * retried confirm is not an error.
+   */
+  async confirm(merchantId: bigint, ref: OrderRef): Promise<PayoutView> {
+    return this.db.transaction(async (tx) => {
+      const row = await this.find(tx, merchantId, ref, true);
+      if (row.confirmed_at !== null || row.status === 'PROCESSING') return this.view(row);
+      if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payout cannot be confirmed`);
+      const now = new Date(this.now());
+      const result = await tx.query<PayoutRow>(
+        `UPDATE payouts SET status = 'PROCESSING', confirmed_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`,
+        [row.id, now],
+      );
+      return this.view(result.rows[0] as PayoutRow);
+    });
+  }
+
+  /** Changes attach and/or webhookUrl while the payout is PENDING (before it reaches the channel). */
+  async update(merchantId: bigint, input: unknown): Promise<PayoutView> {
+    const u = parseInput(this.updateSchema, input);
+    const ref = (u.orderNo !== undefined ? { orderNo: u.orderNo } : { merchantOrderNo: u.merchantOrderNo }) as OrderRef;
+    return this.db.transaction(async (tx) => {
+      const row = await this.find(tx, merchantId, ref, true);
+      if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payout cannot be updated`);
+      const result = await tx.query<PayoutRow>(
+        'UPDATE payouts SET attach = $2, webhook_url = $3, updated_at = $4 WHERE id = $1 RETURNING *',
+        [row.id, u.attach ?? row.attach, u.webhookUrl ?? row.webhook_url, new Date(this.now())],
+      );
+      return this.view(result.rows[0] as PayoutRow);
+    });
+  }
+
+  /**
+   * Applies what the channel reports (sandbox helper). SUCCEEDED settles the reserve (the amount
+   * to the channel, the fee to the platform); FAILED releases it back to available; both write
+   * their event in the same transaction. Repeating the current state changes nothing, and a late
+   * SUCCEEDED after REFUNDED changes nothing either (it returns the REFUNDED order): the return
+   * already happened upstream and must not be overwritten.
+   */
+  async applyChannelReport(merchantId: bigint, input: unknown): Promise<PayoutView> {
+    const report = parseInput(this.reportSchema, input);
+    return this.db.transaction(async (tx) => {
+      const row = await this.find(tx, merchantId, { orderNo: report.orderNo }, true);
+      if (row.status === report.status) return this.view(row);
+      if (row.status === 'REFUNDED' && report.status === 'SUCCEEDED') return this.view(row);
+      if (!CHANNEL_MOVES[row.status].includes(report.status)) {
+        throw invalidState(`a ${row.status} payout cannot become ${report.status}`);
+      }
+      const now = new Date(this.now());
+      const final = report.status !== 'PROCESSING';
+      const tradeNo = report.channelTradeNo ?? row.channel_trade_no ?? (final ? channelTradeNo(now) : null);
+      const result = await tx.query<PayoutRow>(
+        `UPDATE payouts SET status = $2, channel_trade_no = $3, updated_at = $4, finalized_at = $5
+          WHERE id = $1 RETURNING *`,
+        [row.id, report.status, tradeNo, now, final ? now : null],
+      );
+      const updated = result.rows[0] as PayoutRow;
+      if (!final) return this.view(updated);
+
+      const total = updated.amount_minor + updated.fee_minor;
+      const reserved = merchantAccount(merchantId, 'reserved');
+      await this.ledger.post(
+        tx,
+        report.status === 'SUCCEEDED'
+          ? {
+              reference: `payout:${updated.order_no}:settle`,
+              kind: 'payout_settle',
+              orderNo: updated.order_no,
+              currency: updated.currency,
+              legs: [
+                debit(reserved, total),
+                credit(platformAccount('channel_clearing'), updated.amount_minor),
+                credit(platformAccount('fee_revenue'), updated.fee_minor),
+              ],
+            }
+          : {
+              reference: `payout:${updated.order_no}:release`,
+              kind: 'payout_release',
+              orderNo: updated.order_no,
+              currency: updated.currency,
+              legs: [debit(reserved, total), credit(merchantAccount(merchantId, 'available'), total)],
+            },
+        now,
+      );
+      const scale = scaleOf(updated.currency);
+      // No payee identity in webhooks (merchant-payment-api.md, Payout order).
+      await writeEvent(
+        tx,
+        {
+          merchantId,
+          orderType: 'PAYOUT',
+          orderNo: updated.order_no,
+          status: updated.status,
+          webhookUrl: updated.webhook_url,
+          fields: {
+            merchantOrderNo: updated.merchant_order_no,
+            status: updated.status,
+            currency: updated.currency,
+            amount: formatAmount(updated.amount_minor, scale),
+            channelTradeNo: updated.channel_trade_no ?? undefined,
+            attach: updated.attach ?? undefined,
+          },
+        },
+        now,
+      );
+      return this.view(updated);
+    });
+  }
+
+  /**
+   * The channel returned a SUCCEEDED payout (sandbox helper): credit the merchant the full
+   * principal (the payout fee is not returned: the platform did the work), move the order to
+   * REFUNDED with refundNo, refundAmount and refundTime, and write the REFUNDED event with its
+   * own eventId, retried for 24 h. Applied once per order and once per refundNo: a repeat of
+   * either credits nothing and returns the order that refund applied to.
+   */
+  async returnPayout(merchantId: bigint, input: unknown): Promise<PayoutView> {
+    const request = parseInput(this.returnSchema, input);
+    return this.db.transaction(async (tx) => {
+      const row = await this.find(tx, merchantId, { orderNo: request.orderNo }, true);
+      if (row.status === 'REFUNDED') return this.view(row);
+      if (request.refundNo !== undefined) {
+        const applied = await this.refunded(tx, merchantId, request.refundNo);
+        if (applied) return this.view(applied);
+      }
+      if (row.status !== 'SUCCEEDED') throw invalidState(`a ${row.status} payout cannot be returned`);
+
+      const now = new Date(this.now());
+      const refundNo = request.refundNo ?? `RF${ulid(now.getTime())}`;
+      const posting = await this.ledger.post(
+        tx,
+        {
+          reference: `refund:${row.order_no}`,
+          altReference: `refund-no:${merchantId}:${refundNo}`,
+          kind: 'refund',
+          orderNo: row.order_no,
+          currency: row.currency,
+          legs: [
+            debit(platformAccount('channel_clearing'), row.amount_minor),
+            credit(merchantAccount(merchantId, 'available'), row.amount_minor),
+          ],
+        },
+        now,
+      );
+      if (!posting.posted) {
+        // A concurrent return of another order with the same refundNo committed first (this
+        // order's own row lock rules out a concurrent return of the same order).
+        const applied = await this.refunded(tx, merchantId, refundNo);
+        if (applied) return this.view(applied);
+        throw new Error(`refund of ${row.order_no} was posted without moving the order`);
+      }
+      const result = await tx.query<PayoutRow>(
+        `UPDATE payouts SET status = 'REFUNDED', refund_no = $2, refund_amount_minor = $3, refunded_at = $4, updated_at = $4
+          WHERE id = $1 RETURNING *`,
+        [row.id, refundNo, row.amount_minor, posting.createdAt],
+      );
+      const updated = result.rows[0] as PayoutRow;
+      const scale = scaleOf(updated.currency);
+      await writeEvent(
+        tx,
+        {
+          merchantId,
+          orderType: 'PAYOUT',
+          orderNo: updated.order_no,
+          status: 'REFUNDED',
+          webhookUrl: updated.webhook_url,
+          fields: {
+            merchantOrderNo: updated.merchant_order_no,
+            status: 'REFUNDED',
+            currency: updated.currency,
+            amount: formatAmount(updated.amount_minor, scale),
+            refundNo,
+            refundAmount: formatAmount(updated.amount_minor, scale),
+            refundTime: posting.createdAt.getTime(),
+          },
+          deliverUntil: new Date(now.getTime() + REFUND_EVENT_TTL_MS),
+        },
+        now,
+      );
+      return this.view(updated);
+    });
+  }
+
+  /** The payout a refundNo was applied to, if any. */
+  private async refunded(q: Queryable, merchantId: bigint, refundNo: string): Promise<PayoutRow | undefined> {
+    const result = await q.query<PayoutRow>('SELECT * FROM payouts WHERE merchant_id = $1 AND refund_no = $2', [
+      merchantId,
+      refundNo,
+    ]);
+    return result.rows[0];
+  }
+}
+
+function refundFields(row: PayoutRow): Pick<PayoutView, 'refundNo' | 'refundAmount' | 'refundTime'> {
+  if (row.status !== 'REFUNDED' || row.refund_no === null || row.refund_amount_minor === null || !row.refunded_at)
+    return {};
+  return {
+    refundNo: row.refund_no,
+    refundAmount: formatAmount(row.refund_amount_minor, scaleOf(row.currency)),
+    refundTime: row.refunded_at.getTime(),
+  };
+}
+
+function channelTradeNo(now: Date): string {
+  return `CHW${now.getTime().toString(36).toUpperCase()}${randomBytes(3).toString('hex').toUpperCase()}`;
+}
