@@ -32,7 +32,6 @@ const payInFee = (paid: bigint) => {
 };
 const payoutFee = (amount: bigint) => halfUp(amount, 100n) + 200n;
 
-const minor = (text: string) => BigInt(text.replace('.', ''));
 const major = (value: bigint) => `${value / 100n}.${(value % 100n).toString().padStart(2, '0')}`;
 
 type Status = 'PENDING' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'REFUNDED';

@@ -1,4 +1,8 @@
+import { balancePaths, balanceSchemas } from '../modules/balances/openapi.js';
+import { ledgerPaths, ledgerSchemas } from '../modules/ledger/openapi.js';
 import { paymentPaths, paymentSchemas } from '../modules/payments/openapi.js';
+import { payoutPaths, payoutSchemas } from '../modules/payouts/openapi.js';
+import { ratePaths, rateSchemas } from '../modules/rates/openapi.js';
 import type { PathItem, Schema } from './common.js';
 
 const schemas: Record<string, Schema> = {
@@ -56,10 +60,18 @@ const schemas: Record<string, Schema> = {
     },
   },
   ...paymentSchemas,
+  ...payoutSchemas,
+  ...balanceSchemas,
+  ...rateSchemas,
+  ...ledgerSchemas,
 };
 
 const paths: Record<string, PathItem> = {
   ...paymentPaths,
+  ...payoutPaths,
+  ...balancePaths,
+  ...ratePaths,
+  ...ledgerPaths,
 };
 
 /** The OpenAPI 3.1 document of the merchant API. */
