@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { inspect } from 'node:util';
 import {
   count,
   createMerchant,
@@ -218,6 +219,7 @@ for (const database of databases()) {
       const cases: [Record<string, unknown>, string][] = [
         [{ payee: undefined }, 'payee'],
         [{ payee: { ...payee, name: '' } }, 'payee.name'],
+        [{ payee: { ...payee, name: 'João\u0000Souza' } }, 'payee.name'],
         [{ payee: { ...payee, accountNumber: undefined } }, 'payee.accountNumber'],
         [{ payee: { ...payee, accountNumber: '0001 2345 6789' } }, 'payee.accountNumber'],
         [{ payee: { ...payee, bankCode: '34-1' } }, 'payee.bankCode'],
@@ -239,6 +241,13 @@ for (const database of databases()) {
         assert.doesNotMatch(JSON.stringify(response.body), /0001 2345|012 345|João/);
       }
       assert.equal(await count(platform, 'payouts'), before);
+    });
+
+    it('an unexpected database error from a create carries no payee details (it is logged whole)', async () => {
+      // No such merchant: the insert fails on the foreign key, with the payee among its parameters.
+      const error = await platform.services.payouts.create(987_654_321n, payoutInput()).catch((e: unknown) => e);
+      assert.equal((error as { code?: string }).code, '23503');
+      assert.doesNotMatch(inspect(error, { depth: 10, showHidden: true }), /000123456789|01234567890|João/);
     });
 
     it('update changes attach and webhookUrl only while PENDING; confirm is idempotent', async () => {

@@ -139,7 +139,12 @@ export interface PayoutListFilters {
 const scaleOf = (currency: string) => currencyInfo(currency)?.scale ?? 2;
 
 const payeeSchema = z.object({
-  name: z.string().trim().min(1, 'required').max(200, 'at most 200 characters'),
+  name: z
+    .string()
+    .trim()
+    .min(1, 'required')
+    .max(200, 'at most 200 characters')
+    .regex(/^\P{Cc}+$/u, 'no control characters'),
   // Bank account, CLABE, IBAN or a PIX key (email, phone, random key): no spaces.
   accountNumber: z.string().regex(/^[A-Za-z0-9@.+_-]{1,140}$/, 'up to 140 letters, digits or @.+_-'),
   bankCode: z
@@ -332,7 +337,7 @@ export class Payouts {
     } catch (error) {
       // The CHECK on the available balance refused the reserve; the rollback took the order with it.
       if (isInsufficientBalance(error)) throw insufficientBalance();
-      throw error;
+      throw withoutPayee(error);
     }
   }
 
@@ -597,6 +602,20 @@ function refundFields(row: PayoutRow): Pick<PayoutView, 'refundNo' | 'refundAmou
     refundAmount: formatAmount(row.refund_amount_minor, scaleOf(row.currency)),
     refundTime: row.refunded_at.getTime(),
   };
+}
+
+/**
+ * Strips statement parameters and the failing row from a database error before it travels on:
+ * unexpected errors are logged whole, and a payout's parameters and row hold the payee's account
+ * details, which never go into a log. The SQL text (parameterized) and SQLSTATE stay.
+ */
+function withoutPayee(error: unknown): unknown {
+  if (typeof error === 'object' && error !== null) {
+    for (const key of ['params', 'parameters', 'detail']) {
+      if (key in error) delete (error as Record<string, unknown>)[key];
+    }
+  }
+  return error;
 }
 
 function channelTradeNo(now: Date): string {
