@@ -500,6 +500,35 @@ for (const database of databases()) {
       await assertBooksHealthy(platform);
     });
 
+    it('concurrent pay-ins, settlements, releases and returns of several merchants share the platform accounts without deadlock', async () => {
+      const merchants = await Promise.all([1, 2, 3].map(() => fundedMerchant('1030.00')));
+      const payouts = await Promise.all(
+        merchants.flatMap((m) => Array.from({ length: 6 }, () => createPayout(m).then((p) => ({ m, p })))),
+      );
+      const results = await Promise.all([
+        ...merchants.flatMap((m) => Array.from({ length: 4 }, () => fund(platform, m, '10.00'))),
+        ...payouts.map(({ m, p }, i) =>
+          simulate(m, p.orderNo, i % 3 === 0 ? 'FAILED' : 'SUCCEEDED').then(async (r) => {
+            assert.equal(r.status, 200, JSON.stringify(r.body));
+            if (i % 3 === 1) {
+              const back = await post(platform, m, '/api/v1/sandbox/payouts/return', { orderNo: p.orderNo });
+              assert.equal(back.status, 200, JSON.stringify(back.body));
+            }
+          }),
+        ),
+      ]);
+      assert.equal(results.length, 30);
+      // Each merchant: 1030 + 40 in; 6 payouts of 103: 2 failed (released), 2 returned (+100 each), 2 settled.
+      for (const m of merchants) {
+        assert.deepEqual(await balanceOf(platform, m), {
+          currency: 'BRL',
+          available: (1070 - 6 * 103 + 2 * 103 + 2 * 100).toFixed(2),
+          reserved: '0.00',
+        });
+      }
+      await assertBooksHealthy(platform);
+    });
+
     it('lists newest first with status filter and cursor paging; unknown orders are ORDER_NOT_FOUND', async () => {
       const merchant = await fundedMerchant('1000.00');
       const orders: Payout[] = [];
