@@ -500,6 +500,34 @@ for (const database of databases()) {
       await assertBooksHealthy(platform);
     });
 
+    it('concurrent returns of 8 payouts under one refundNo: exactly one is refunded, the rest credit nothing', async () => {
+      const merchant = await fundedMerchant('824.00');
+      const orders = await Promise.all(Array.from({ length: 8 }, () => createPayout(merchant)));
+      for (const order of orders) await simulate(merchant, order.orderNo, 'SUCCEEDED');
+      const results = await Promise.all(
+        orders.map((order) =>
+          post<Payout>(platform, merchant, '/api/v1/sandbox/payouts/return', {
+            orderNo: order.orderNo,
+            refundNo: 'ONE-REFUND',
+          }),
+        ),
+      );
+      assert.ok(
+        results.every((r) => r.status === 200),
+        JSON.stringify(results.find((r) => r.status !== 200)?.body),
+      );
+      assert.equal(new Set(results.map((r) => r.body.data?.orderNo)).size, 1, 'all answer with the refunded order');
+      const statuses = await Promise.all(
+        orders.map(
+          async (o) =>
+            (await get<Payout>(platform, merchant, '/api/v1/payouts', `orderNo=${o.orderNo}`)).body.data?.status,
+        ),
+      );
+      assert.deepEqual(statuses.filter((s) => s === 'REFUNDED').length, 1);
+      assert.deepEqual(await balanceOf(platform, merchant), { currency: 'BRL', available: '100.00', reserved: '0.00' });
+      await assertBooksHealthy(platform);
+    });
+
     it('concurrent pay-ins, settlements, releases and returns of several merchants share the platform accounts without deadlock', async () => {
       const merchants = await Promise.all([1, 2, 3].map(() => fundedMerchant('1030.00')));
       const payouts = await Promise.all(
