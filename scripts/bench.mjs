@@ -11,7 +11,11 @@ const filters = process.argv.slice(2);
 const benches = readdirSync(join(root, 'packages'))
   .map((pkg) => join('packages', pkg, 'bench'))
   .filter((dir) => existsSync(join(root, dir)))
-  .flatMap((dir) => readdirSync(join(root, dir)).filter((f) => f.endsWith('.bench.ts')).map((f) => join(dir, f)))
+  .flatMap((dir) =>
+    readdirSync(join(root, dir))
+      .filter((f) => f.endsWith('.bench.ts'))
+      .map((f) => join(dir, f)),
+  )
   .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
   .sort();
 

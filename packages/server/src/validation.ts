@@ -59,8 +59,7 @@ export function orderRef(prefix: 'P' | 'W') {
 }
 
 export type OrderRef =
-  | { orderNo: string; merchantOrderNo?: undefined }
-  | { orderNo?: undefined; merchantOrderNo: string };
+  { orderNo: string; merchantOrderNo?: undefined } | { orderNo?: undefined; merchantOrderNo: string };
 
 /**
  * Parses a raw query string against the endpoint's public parameters: every name must be listed,

@@ -199,9 +199,8 @@ for (const database of databases()) {
       const envelope = JSON.parse((signed.body as Buffer).toString('utf8'));
       const tampered = Buffer.from(JSON.stringify({ ...envelope, extra: 1 }));
       // Re-sign the tampered body so that only the envelope check can fail.
-      const { buildSignatureBase, parseSignatureInput, REQUEST_PROFILE, serializeSignature, sign } = await import(
-        '@paygate/protocol'
-      );
+      const { buildSignatureBase, parseSignatureInput, REQUEST_PROFILE, serializeSignature, sign } =
+        await import('@paygate/protocol');
       const headers = { ...signed.headers, 'content-digest': contentDigest(tampered) };
       const params = parseSignatureInput(headers['signature-input'] as string, REQUEST_PROFILE);
       assert.ok(params.ok);
@@ -217,9 +216,8 @@ for (const database of databases()) {
 
     it('answers an authentic request whose sealed plaintext exceeds 1 MiB with 413, writing nothing', async () => {
       const sodium = (await import('sodium-native')).default;
-      const { buildSignatureBase, parseSignatureInput, REQUEST_PROFILE, serializeSignature, sign } = await import(
-        '@paygate/protocol'
-      );
+      const { buildSignatureBase, parseSignatureInput, REQUEST_PROFILE, serializeSignature, sign } =
+        await import('@paygate/protocol');
       const plaintext = Buffer.from(JSON.stringify({ ...paymentInput(), attach: 'x'.repeat(1024 * 1024) }));
       const sealed = Buffer.alloc(plaintext.length + sodium.crypto_box_SEALBYTES);
       sodium.crypto_box_seal(sealed, plaintext, merchant.bodyKey.publicKey);
@@ -399,25 +397,29 @@ for (const database of databases()) {
 }
 
 describe('nonces across instances', () => {
-  it('a nonce replayed to a second instance on the same PostgreSQL succeeds once', {
-    skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL',
-  }, async () => {
-    const db = await freshPostgres();
-    const a = await startTestPlatform({ databaseUrl: db.url });
-    const b = await startTestPlatform({ databaseUrl: db.url });
-    try {
-      const merchant = await createMerchant(a);
-      const signed = buildWrite(merchant, '/api/v1/payments', paymentInput(), Date.now());
-      const results = await Promise.all(
-        [a, b, a, b].map((p) => rawSend(p.url, 'POST', '/api/v1/payments', entries(signed.headers), signed.body)),
-      );
-      assert.deepEqual(results.map((r) => r.status).sort(), [200, 401, 401, 401]);
-    } finally {
-      await a.close();
-      await b.close();
-      await db.drop();
-    }
-  });
+  it(
+    'a nonce replayed to a second instance on the same PostgreSQL succeeds once',
+    {
+      skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL',
+    },
+    async () => {
+      const db = await freshPostgres();
+      const a = await startTestPlatform({ databaseUrl: db.url });
+      const b = await startTestPlatform({ databaseUrl: db.url });
+      try {
+        const merchant = await createMerchant(a);
+        const signed = buildWrite(merchant, '/api/v1/payments', paymentInput(), Date.now());
+        const results = await Promise.all(
+          [a, b, a, b].map((p) => rawSend(p.url, 'POST', '/api/v1/payments', entries(signed.headers), signed.body)),
+        );
+        assert.deepEqual(results.map((r) => r.status).sort(), [200, 401, 401, 401]);
+      } finally {
+        await a.close();
+        await b.close();
+        await db.drop();
+      }
+    },
+  );
 });
 
 describe('rate limiting', () => {

@@ -33,7 +33,8 @@ for (const database of databases()) {
            JOIN merchants m ON m.access_key = 'ak_test_bulk' || (1 + g % 50)`,
       );
       await db.query('ANALYZE');
-      bulkMerchantId = (await db.query<{ id: bigint }>(`SELECT id FROM merchants WHERE access_key = 'ak_test_bulk1'`)).rows[0]?.id as bigint;
+      bulkMerchantId = (await db.query<{ id: bigint }>(`SELECT id FROM merchants WHERE access_key = 'ak_test_bulk1'`))
+        .rows[0]?.id as bigint;
     });
     after(() => platform.close());
 
@@ -46,7 +47,12 @@ for (const database of databases()) {
     }
 
     const cases: [string, string, () => unknown[], RegExp][] = [
-      ['lookup by orderNo', 'SELECT * FROM payments WHERE merchant_id = $1 AND order_no = $2', () => [merchantId, 'P1'], /payments_order_no_key/],
+      [
+        'lookup by orderNo',
+        'SELECT * FROM payments WHERE merchant_id = $1 AND order_no = $2',
+        () => [merchantId, 'P1'],
+        /payments_order_no_key/,
+      ],
       [
         'lookup by merchantOrderNo (dedup)',
         'SELECT * FROM payments WHERE merchant_id = $1 AND merchant_order_no = $2',

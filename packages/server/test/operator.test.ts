@@ -255,27 +255,31 @@ describe('keys at rest', () => {
 });
 
 describe('environments', () => {
-  it('a sandbox access key does not work on a production platform over the same database', {
-    skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL',
-  }, async () => {
-    const db = await freshPostgres();
-    const sandbox = await startTestPlatform({ databaseUrl: db.url });
-    const production = await startTestPlatform({ databaseUrl: db.url, env: { PAYGATE_ENV: 'production' } });
-    try {
-      const merchant = await createMerchant(sandbox);
-      assert.equal((await get(sandbox, merchant, '/api/v1/payments/list')).status, 200);
-      const refused = await get(production, merchant, '/api/v1/payments/list');
-      assert.equal(refused.status, 401);
-      assert.deepEqual(refused.body, { msg: 'UNAUTHORIZED' });
-      // Production has no sandbox helpers.
-      const live = await createMerchant(production);
-      assert.match(live.accessKey, /^ak_live_/);
-      const helpers = await fetch(`${production.url}/api/v1/sandbox/payments/simulate`, { method: 'POST' });
-      assert.equal(helpers.status, 401);
-    } finally {
-      await sandbox.close();
-      await production.close();
-      await db.drop();
-    }
-  });
+  it(
+    'a sandbox access key does not work on a production platform over the same database',
+    {
+      skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL',
+    },
+    async () => {
+      const db = await freshPostgres();
+      const sandbox = await startTestPlatform({ databaseUrl: db.url });
+      const production = await startTestPlatform({ databaseUrl: db.url, env: { PAYGATE_ENV: 'production' } });
+      try {
+        const merchant = await createMerchant(sandbox);
+        assert.equal((await get(sandbox, merchant, '/api/v1/payments/list')).status, 200);
+        const refused = await get(production, merchant, '/api/v1/payments/list');
+        assert.equal(refused.status, 401);
+        assert.deepEqual(refused.body, { msg: 'UNAUTHORIZED' });
+        // Production has no sandbox helpers.
+        const live = await createMerchant(production);
+        assert.match(live.accessKey, /^ak_live_/);
+        const helpers = await fetch(`${production.url}/api/v1/sandbox/payments/simulate`, { method: 'POST' });
+        assert.equal(helpers.status, 401);
+      } finally {
+        await sandbox.close();
+        await production.close();
+        await db.drop();
+      }
+    },
+  );
 });

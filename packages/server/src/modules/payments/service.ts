@@ -1,14 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
-import {
-  DomainError,
-  duplicateOrder,
-  type FieldError,
-  invalidState,
-  orderNotFound,
-  validationFailed,
-} from '../../errors.js';
+import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import {
   attach,
