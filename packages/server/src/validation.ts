@@ -21,7 +21,11 @@ export const orderNoOf = (prefix: 'P' | 'W') =>
   z.string().regex(new RegExp(`^${prefix}[0-9]{18}$`), `a ${prefix === 'P' ? 'payment' : 'payout'} order number`);
 
 /** Merchant text echoed in events. */
-export const attach = z.string().max(1024, 'at most 1024 characters');
+export const attach = z
+  .string()
+  .max(1024, 'at most 1024 characters')
+  // The database cannot store NUL, and no merchant text needs control characters but tab and newline.
+  .refine((text) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text), 'no control characters');
 
 /**
  * A webhook URL: absolute http(s) (https only in production), no credentials or fragment, at

@@ -142,6 +142,7 @@ for (const database of databases()) {
         [{ webhookUrl: 'https://user:pw@merchant.example/x' }, 'webhookUrl'],
         [{ merchantOrderNo: '' }, 'merchantOrderNo'],
         [{ merchantOrderNo: 'has space' }, 'merchantOrderNo'],
+        [{ attach: 'nul\u0000byte' }, 'attach'],
       ];
       for (const [override, field] of cases) {
         const response = await post(platform, merchant, '/api/v1/payments', paymentInput(override));

@@ -62,7 +62,19 @@ class PostgresDb implements Db {
   }
 
   async close(): Promise<void> {
+    // pool.end() resolves before its connections have closed; wait for every one of them, so
+    // that whoever drops the database next does not kill a connection still closing.
+    const open = this.pool.totalCount;
+    let removed = 0;
+    const closed = new Promise<void>((resolve) => {
+      if (open === 0) resolve();
+      this.pool.on('remove', () => {
+        removed += 1;
+        if (removed >= open) resolve();
+      });
+    });
     await this.pool.end();
+    await closed;
   }
 }
 
