@@ -46,8 +46,7 @@ export interface Posting {
 }
 
 export type PostResult =
-  | { readonly posted: true; readonly transactionId: bigint; readonly createdAt: Date }
-  | { readonly posted: false };
+  { readonly posted: true; readonly transactionId: bigint; readonly createdAt: Date } | { readonly posted: false };
 
 /** The CHECK that keeps merchant balances non-negative (migrations/0003_money.sql). */
 const NONNEGATIVE_CONSTRAINT = 'ledger_accounts_merchant_nonnegative';
