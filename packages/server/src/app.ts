@@ -6,9 +6,12 @@ import { merchantApiScope } from './http/merchant-api.js';
 import { ulid } from './ids.js';
 import { adminRoutes } from './modules/admin/routes.js';
 import { balanceRoutes } from './modules/balances/routes.js';
+import { cashierRoutes } from './modules/cashier/routes.js';
 import { ledgerRoutes } from './modules/ledger/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
+import { portalApiRoutes } from './modules/portal/routes.js';
+import { portalStaticRoutes } from './modules/portal/static.js';
 import { rateRoutes } from './modules/rates/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
 import type { Services } from './services.js';
@@ -18,6 +21,8 @@ export interface AppOptions {
   readonly adminToken?: string | undefined;
   /** A pino destination or `false` to log nothing (tests). */
   readonly logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+  /** The portal web app's build directory (default: packages/portal/dist). */
+  readonly portalDir?: string;
 }
 
 const OPENAPI_PATH = join(import.meta.dirname, '../openapi.json');
@@ -80,6 +85,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       }),
     { prefix: '/api/v1' },
   );
+
+  // The merchant portal: its web app under /portal, its cookie-session API under /portal/api, and
+  // (sandbox only) the cashier page at each payment's cashierUrl.
+  portalStaticRoutes(app, options.portalDir);
+  await app.register(async (portal) => portalApiRoutes(portal, services), { prefix: '/portal/api' });
+  if (services.config.environment === 'sandbox') {
+    await app.register(async (cashier) => cashierRoutes(cashier, services));
+  }
 
   if (options.adminToken) {
     const token = options.adminToken;

@@ -8,6 +8,7 @@ import { Merchants } from './modules/merchants/service.js';
 import { type PaymentHooks, Payments } from './modules/payments/service.js';
 import { Payouts } from './modules/payouts/service.js';
 import { PlatformKeys } from './modules/platform-keys/service.js';
+import { PortalAccounts } from './modules/portal/service.js';
 import { Rates } from './modules/rates/service.js';
 
 /** Everything the HTTP layer, the workers and the operator API share, built once per process. */
@@ -24,6 +25,8 @@ export interface Services {
   readonly payouts: Payouts;
   readonly balances: Balances;
   readonly rates: Rates;
+  /** Merchant portal users, sign-in and sessions. */
+  readonly portal: PortalAccounts;
 }
 
 export interface ServiceOptions {
@@ -59,5 +62,6 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     payouts: new Payouts(db, config, ledger, now),
     balances: new Balances(ledger),
     rates: new Rates(config),
+    portal: new PortalAccounts(db, config, now),
   };
 }

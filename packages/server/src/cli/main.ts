@@ -14,6 +14,10 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate keys list [--json]                          platform body and webhook keys
   paygate keys rotate --kind body|webhook [--json]    new active key; the old one stays enabled
   paygate keys retire --key-id ID [--json]            stop accepting / publishing an enabled key
+  paygate user invite --access-key AK --email E [--json]
+        prints a one-time portal setup link (valid 72 h) where the user sets a password; for an
+        existing user it works as a password reset (the old password works until the link is used)
+  paygate user list --access-key AK [--json]          the merchant's portal users
 
 The server is found through PAYGATE_URL, or <PAYGATE_DATA_DIR>/server.json written at start-up,
 or http://HOST:PORT; the token through PAYGATE_ADMIN_TOKEN or <PAYGATE_DATA_DIR>/admin.token.`;
@@ -86,7 +90,7 @@ function required(values: Record<string, string | boolean | undefined>, name: st
   return value;
 }
 
-const STRING_OPTIONS = ['name', 'public-key', 'access-key', 'key', 'key-id', 'kind'];
+const STRING_OPTIONS = ['name', 'public-key', 'access-key', 'key', 'key-id', 'kind', 'email'];
 
 /**
  * Binds each string option to the argument after it (`--public-key X` → `--public-key=X`), so
@@ -118,6 +122,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       key: { type: 'string' },
       'key-id': { type: 'string' },
       kind: { type: 'string' },
+      email: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -161,6 +166,13 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       return print(await api.call('POST', '/platform-keys/rotate', { kind: required(values, 'kind') }), json);
     case 'keys retire':
       return print(await api.call('POST', '/platform-keys/retire', { keyId: required(values, 'key-id') }), json);
+    case 'user invite':
+      return print(
+        await api.call('POST', `/merchants/${key('access-key')}/users`, { email: required(values, 'email') }),
+        json,
+      );
+    case 'user list':
+      return print(await api.call('GET', `/merchants/${key('access-key')}/users`), json);
     default:
       throw new CliError(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`, 2);
   }

@@ -60,6 +60,25 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
     return success(await services.merchants.retireKey(accessKey, key));
   });
 
+  // Portal users: an invitation is a one-time setup link (the token travels in the fragment, so
+  // it never reaches a server log or a Referer); using it sets the password.
+  admin.post('/merchants/:accessKey/users', async (request) => {
+    const { accessKey } = parseInput(accessKeyParam, request.params);
+    const { email } = parseInput(z.object({ email: z.string() }), request.body);
+    const invitation = await services.portal.invite(accessKey, email);
+    return success({
+      email: invitation.email,
+      accessKey: invitation.accessKey,
+      setupUrl: `${services.config.publicUrl}/portal/setup#token=${invitation.setupToken}`,
+      expiresAt: invitation.expiresAt,
+      existingUser: invitation.existing,
+    });
+  });
+  admin.get('/merchants/:accessKey/users', async (request) => {
+    const { accessKey } = parseInput(accessKeyParam, request.params);
+    return success(await services.portal.users(accessKey));
+  });
+
   admin.get('/platform-keys', async () => success(await services.platformKeys.list()));
   admin.post('/platform-keys/rotate', async (request) => {
     const { kind } = parseInput(z.object({ kind: z.enum(['body', 'webhook']) }), request.body);

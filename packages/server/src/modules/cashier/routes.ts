@@ -1,0 +1,124 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type FieldError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { PaymentView } from '../payments/service.js';
+import { escapeHtml, renderCashierPage } from './page.js';
+
+const ORDER_NO = /^P[0-9]{18}$/;
+
+/** The page's own inline styles and same-origin form posts; nothing else, and never framed. */
+const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+function htmlReply(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-security-policy', CSP)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff')
+    .type('text/html; charset=utf-8')
+    .send(html);
+}
+
+const notFoundPage = (orderNo: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Payment not found · Paygate sandbox cashier</title></head>
+<body><main><h1>Payment not found</h1><p>There is no payment ${escapeHtml(orderNo)}.</p></main></body></html>
+`;
+
+interface Loaded {
+  readonly merchantId: bigint;
+  readonly merchantName: string;
+  readonly payment: PaymentView;
+}
+
+/**
+ * The sandbox cashier page at each payment's `cashierUrl` (`/cashier/:orderNo`): it shows the
+ * amount, currency and method, and the payer pays (SUCCEEDED, with the payer's name and document
+ * number) or makes the payment fail, exactly as the channel would report it — the order moves,
+ * the ledger is credited and the webhook event is written in one transaction. Registered only in
+ * the sandbox: in production the path does not exist.
+ */
+export function cashierRoutes(app: FastifyInstance, services: Services): void {
+  const { payments } = services;
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 16 * 1024 },
+    (_request, body, done) => done(null, new URLSearchParams(body as string)),
+  );
+
+  const load = async (orderNo: string): Promise<Loaded | undefined> => {
+    if (!ORDER_NO.test(orderNo)) return undefined;
+    const merchantId = await payments.ownerOf(orderNo);
+    if (merchantId === undefined) return undefined;
+    const payment = await payments.get(merchantId, { orderNo });
+    const merchant = await services.db.query<{ name: string }>('SELECT name FROM merchants WHERE id = $1', [
+      merchantId,
+    ]);
+    return { merchantId, merchantName: merchant.rows[0]?.name ?? 'the merchant', payment };
+  };
+  const isOpen = (payment: PaymentView) => payment.status === 'PENDING' && payment.expiresAt > services.now();
+  const page = (loaded: Loaded, extra: { values?: { name: string; documentNumber: string }; errors?: FieldError[] }) =>
+    renderCashierPage({
+      merchantName: loaded.merchantName,
+      payment: loaded.payment,
+      open: isOpen(loaded.payment),
+      environment: services.config.environment,
+      ...extra,
+    });
+
+  app.get('/cashier/:orderNo', async (request, reply) => {
+    const { orderNo } = request.params as { orderNo: string };
+    const loaded = await load(orderNo);
+    if (!loaded) return htmlReply(reply, 404, notFoundPage(orderNo));
+    return htmlReply(reply, 200, page(loaded, {}));
+  });
+
+  app.post('/cashier/:orderNo', async (request: FastifyRequest, reply) => {
+    const { orderNo } = request.params as { orderNo: string };
+    const loaded = await load(orderNo);
+    if (!loaded) return htmlReply(reply, 404, notFoundPage(orderNo));
+    // A form posted from another site must not move the order (browsers send Origin on POST).
+    const origin = request.headers.origin;
+    const ownOrigins = [new URL(services.config.publicUrl).origin, `${request.protocol}://${request.headers.host}`];
+    if (origin !== undefined && origin !== 'null' && !ownOrigins.includes(origin)) {
+      return htmlReply(reply, 403, page(loaded, { errors: [{ field: 'form', message: 'Cross-site form refused.' }] }));
+    }
+    const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+    const action = form.get('action');
+    const values = { name: (form.get('name') ?? '').trim(), documentNumber: (form.get('documentNumber') ?? '').trim() };
+    if (!isOpen(loaded.payment)) return htmlReply(reply, 409, page(loaded, {}));
+
+    const errors: FieldError[] = [];
+    if (action !== 'pay' && action !== 'fail') errors.push({ field: 'form', message: 'Choose pay or fail.' });
+    if (action === 'pay' && values.name === '') errors.push({ field: 'name', message: 'Enter the payer’s name.' });
+    if (action === 'pay' && values.documentNumber === '') {
+      errors.push({ field: 'documentNumber', message: 'Enter the payer’s document number.' });
+    }
+    if (errors.length > 0) return htmlReply(reply, 400, page(loaded, { values, errors }));
+
+    const payer = {
+      ...(values.name !== '' ? { name: values.name } : {}),
+      ...(values.documentNumber !== '' ? { documentNumber: values.documentNumber } : {}),
+    };
+    try {
+      await payments.applyChannelReport(loaded.merchantId, {
+        orderNo,
+        status: action === 'pay' ? 'SUCCEEDED' : 'FAILED',
+        ...(Object.keys(payer).length > 0 ? { payer } : {}),
+      });
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'VALIDATION_FAILED') {
+        return htmlReply(reply, 400, page(loaded, { values, errors: [...error.fieldErrors] }));
+      }
+      if (error instanceof DomainError && error.code === 'INVALID_STATE') {
+        const reloaded = (await load(orderNo)) ?? loaded;
+        return htmlReply(reply, 409, page(reloaded, {}));
+      }
+      throw error;
+    }
+    // Post/redirect/get: reloading the result page does not post again.
+    return reply.code(303).header('location', `/cashier/${orderNo}`).send();
+  });
+}

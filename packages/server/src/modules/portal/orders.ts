@@ -1,0 +1,164 @@
+import { orderNotFound } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { OrderRef } from '../../validation.js';
+import type { OrderType } from '../events/outbox.js';
+import type { PaymentView } from '../payments/service.js';
+import type { PayoutReceipt, PayoutView } from '../payouts/service.js';
+
+/** One step of an order's life, newest last. */
+export interface TimelineEntry {
+  readonly at: number;
+  readonly status: string;
+  readonly label: string;
+}
+
+/** One delivery attempt of a webhook event. */
+export interface AttemptView {
+  readonly at: number;
+  readonly statusCode: number | null;
+  readonly latencyMs: number | null;
+  readonly responseExcerpt: string | null;
+  readonly error: string | null;
+}
+
+/** A webhook event of an order, with every delivery attempt. */
+export interface EventView {
+  readonly eventId: string;
+  readonly status: string;
+  readonly webhookUrl: string;
+  readonly createdAt: number;
+  /** The exact body sent (fixed at creation). */
+  readonly body: string;
+  readonly delivery: string;
+  readonly attempts: readonly AttemptView[];
+}
+
+const ORDER_NO = { PAYMENT: /^P[0-9]{18}$/, PAYOUT: /^W[0-9]{18}$/ } as const;
+
+/** An order number typed by a person: a platform number (P…/W…) or the merchant's own. */
+export function refFromText(text: string, type: OrderType): OrderRef {
+  const trimmed = text.trim();
+  return ORDER_NO[type].test(trimmed) ? { orderNo: trimmed } : { merchantOrderNo: trimmed };
+}
+
+/** Whether `orderNo` is well-formed for `type` (anything else is simply not found). */
+export function assertOrderNo(orderNo: string, type: OrderType): void {
+  if (!ORDER_NO[type].test(orderNo)) throw orderNotFound();
+}
+
+/** The order's events, oldest first, each with its delivery attempts. */
+export async function eventsOf(
+  services: Services,
+  merchantId: bigint,
+  orderType: OrderType,
+  orderNo: string,
+): Promise<EventView[]> {
+  const result = await services.db.query<{
+    event_id: string;
+    status: string;
+    webhook_url: string;
+    body: Uint8Array;
+    created_at: Date;
+  }>(
+    `SELECT event_id, status, webhook_url, body, created_at FROM events
+      WHERE merchant_id = $1 AND order_type = $2 AND order_no = $3 ORDER BY created_at, id`,
+    [merchantId, orderType, orderNo],
+  );
+  return result.rows.map((row) => ({
+    eventId: row.event_id,
+    status: row.status,
+    webhookUrl: row.webhook_url,
+    createdAt: row.created_at.getTime(),
+    body: Buffer.from(row.body).toString('utf8'),
+    delivery: 'pending',
+    attempts: [],
+  }));
+}
+
+function byTime(entries: TimelineEntry[]): TimelineEntry[] {
+  return entries.sort((a, b) => a.at - b.at);
+}
+
+function eventSteps(events: readonly EventView[]): TimelineEntry[] {
+  return events.map((event) => ({
+    at: event.createdAt,
+    status: event.status,
+    label: `Webhook event ${event.eventId}`,
+  }));
+}
+
+export function paymentTimeline(payment: PaymentView, events: readonly EventView[]): TimelineEntry[] {
+  const steps: TimelineEntry[] = [{ at: payment.createdAt, status: 'PENDING', label: 'Order created' }];
+  if (payment.status === 'PROCESSING') {
+    steps.push({ at: payment.updatedAt, status: 'PROCESSING', label: 'The channel is processing the payment' });
+  }
+  if (payment.finalizedAt !== undefined) {
+    steps.push({ at: payment.finalizedAt, status: payment.status, label: finalLabel(payment.status) });
+  }
+  return byTime([...steps, ...eventSteps(events)]);
+}
+
+export function payoutTimeline(payout: PayoutView, events: readonly EventView[]): TimelineEntry[] {
+  const steps: TimelineEntry[] = [
+    { at: payout.createdAt, status: 'PENDING', label: 'Order created; amount and fee reserved' },
+  ];
+  if (payout.confirmedAt !== undefined) {
+    steps.push({ at: payout.confirmedAt, status: 'PROCESSING', label: 'Confirmed and handed to the channel' });
+  }
+  if (payout.finalizedAt !== undefined) {
+    const status = payout.status === 'REFUNDED' ? 'SUCCEEDED' : payout.status;
+    steps.push({ at: payout.finalizedAt, status, label: finalLabel(status) });
+  }
+  if (payout.refundTime !== undefined) {
+    steps.push({
+      at: payout.refundTime,
+      status: 'REFUNDED',
+      label: `Returned upstream; ${payout.refundAmount} ${payout.currency} credited back (refund ${payout.refundNo})`,
+    });
+  }
+  return byTime([...steps, ...eventSteps(events)]);
+}
+
+function finalLabel(status: string): string {
+  switch (status) {
+    case 'SUCCEEDED':
+      return 'Succeeded';
+    case 'FAILED':
+      return 'Failed';
+    case 'EXPIRED':
+      return 'Expired: the payer did not pay in time';
+    case 'CANCELED':
+      return 'Canceled by the merchant';
+    default:
+      return status;
+  }
+}
+
+export interface PaymentDetail {
+  readonly payment: PaymentView;
+  readonly timeline: readonly TimelineEntry[];
+  readonly events: readonly EventView[];
+}
+
+export interface PayoutDetail {
+  readonly payout: PayoutView;
+  readonly receipt: PayoutReceipt;
+  readonly timeline: readonly TimelineEntry[];
+  readonly events: readonly EventView[];
+}
+
+/** A payment of the session's merchant, or ORDER_NOT_FOUND (also for other merchants' orders). */
+export async function paymentDetail(services: Services, merchantId: bigint, orderNo: string): Promise<PaymentDetail> {
+  assertOrderNo(orderNo, 'PAYMENT');
+  const payment = await services.payments.get(merchantId, { orderNo });
+  const events = await eventsOf(services, merchantId, 'PAYMENT', orderNo);
+  return { payment, timeline: paymentTimeline(payment, events), events };
+}
+
+export async function payoutDetail(services: Services, merchantId: bigint, orderNo: string): Promise<PayoutDetail> {
+  assertOrderNo(orderNo, 'PAYOUT');
+  const row = await services.payouts.row(merchantId, { orderNo });
+  const payout = services.payouts.view(row);
+  const events = await eventsOf(services, merchantId, 'PAYOUT', orderNo);
+  return { payout, receipt: services.payouts.receiptOf(row), timeline: payoutTimeline(payout, events), events };
+}

@@ -1,0 +1,316 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { DomainError } from '../../errors.js';
+import { errorHandler, success } from '../../http/errors.js';
+import type { Services } from '../../services.js';
+import { parseInput } from '../../validation.js';
+import { MAX_ACTIVE_KEYS } from '../merchants/service.js';
+import { type PortalSession, sameToken } from './service.js';
+import { readCookie, sessionCookie } from './cookies.js';
+import { csvRow } from './csv.js';
+import { PortalError, type PortalErrorCode } from './errors.js';
+import { paymentDetail, payoutDetail, refFromText } from './orders.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    portalSession: PortalSession | null;
+  }
+}
+
+/** The header state-changing requests carry the session's CSRF token in. */
+export const CSRF_HEADER = 'x-csrf-token';
+
+const STATUS: Readonly<Record<PortalErrorCode, number>> = {
+  LOGIN_FAILED: 401,
+  LOGIN_LOCKED: 429,
+  UNAUTHORIZED: 401,
+  CSRF_REJECTED: 403,
+  INVITATION_INVALID: 400,
+};
+
+/**
+ * The session cookie: `__Host-` prefixed (Secure, Path=/, no Domain: no other host or path can
+ * set or shadow it) when the portal is served over https; otherwise Path=/portal.
+ */
+export function sessionCookieSpec(publicUrl: string): { name: string; path: string; secure: boolean } {
+  return publicUrl.startsWith('https:')
+    ? { name: '__Host-paygate_portal', path: '/', secure: true }
+    : { name: 'paygate_portal', path: '/portal', secure: false };
+}
+
+function portalErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof PortalError) {
+    if (error.retryAfterMs !== undefined) reply.header('retry-after', String(Math.ceil(error.retryAfterMs / 1000)));
+    return reply.code(STATUS[error.code]).send({ msg: error.code, message: error.message });
+  }
+  return errorHandler(error, request, reply);
+}
+
+/**
+ * Cross-site request refusal for every non-GET request, before its body is read: a browser
+ * always sends `Origin` on such requests, and it must be this server's (the public URL's, or
+ * the one the request was addressed to). Without `Origin`, `Sec-Fetch-Site` must not say
+ * cross-site. Clients that send neither are not browsers, so not CSRF victims.
+ */
+function checkOrigin(request: FastifyRequest, publicUrl: string): void {
+  const origin = request.headers.origin;
+  if (origin !== undefined) {
+    const allowed = [new URL(publicUrl).origin, `${request.protocol}://${request.headers.host ?? ''}`];
+    if (!allowed.includes(origin)) throw new PortalError('CSRF_REJECTED', 'cross-origin request refused');
+    return;
+  }
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    throw new PortalError('CSRF_REJECTED', 'cross-site request refused');
+  }
+}
+
+const optionalText = (max: number) =>
+  z.preprocess((v) => (v === '' ? undefined : v), z.string().trim().min(1).max(max).optional());
+const optionalTime = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().nonnegative().optional());
+const pageSize = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(100).default(20));
+
+const orderListQuery = z.object({
+  status: optionalText(20),
+  from: optionalTime,
+  to: optionalTime,
+  orderNo: optionalText(64),
+  pageSize,
+  cursor: optionalText(200),
+});
+
+const ledgerQuery = z.object({
+  currency: optionalText(3),
+  from: optionalTime,
+  to: optionalTime,
+  pageSize,
+  cursor: optionalText(200),
+});
+
+const orderParam = z.object({ orderNo: z.string().max(64) });
+
+/** Rows a CSV export holds at most; the portal says so next to the button. */
+export const EXPORT_MAX_ROWS = 50_000;
+
+/** The session of a request inside the authenticated scope. */
+function sessionOf(request: FastifyRequest): PortalSession {
+  if (!request.portalSession) throw new PortalError('UNAUTHORIZED', 'sign in first');
+  return request.portalSession;
+}
+
+/**
+ * The portal's JSON API under `/portal/api`, for the portal web app only: cookie sessions, CSRF
+ * tokens, and every read and write scoped to the session's merchant. It calls the same services
+ * as the merchant API; another merchant's order is ORDER_NOT_FOUND, exactly like an unknown one.
+ */
+export function portalApiRoutes(api: FastifyInstance, services: Services): void {
+  const { portal, config } = services;
+  const cookie = sessionCookieSpec(config.publicUrl);
+  const setSession = (reply: FastifyReply, token: string, maxAgeMs: number) =>
+    reply.header('set-cookie', sessionCookie(cookie.name, token, { ...cookie, maxAge: maxAgeMs / 1000 }));
+  const clearSession = (reply: FastifyReply) =>
+    reply.header('set-cookie', sessionCookie(cookie.name, '', { ...cookie, maxAge: 0 }));
+  const sessionView = (session: PortalSession) => ({
+    email: session.email,
+    merchant: {
+      name: session.merchant.name,
+      accessKey: session.merchant.accessKey,
+      environment: session.merchant.environment,
+    },
+    expiresAt: session.expiresAt,
+    csrfToken: session.csrfToken,
+  });
+
+  api.decorateRequest('portalSession', null);
+  api.setErrorHandler(portalErrorHandler);
+  api.setNotFoundHandler(async (_request, reply) =>
+    reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such endpoint' }),
+  );
+  api.addHook('onRequest', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    if (request.method !== 'GET' && request.method !== 'HEAD') checkOrigin(request, config.publicUrl);
+  });
+
+  // Public: sign-in and the invitation's password setup.
+  api.post('/session', async (request, reply) => {
+    const { token, session } = await portal.signIn(request.body, request.ip);
+    setSession(reply, token, session.expiresAt - services.now());
+    return success(sessionView(session));
+  });
+  api.post('/setup', async (request) => success(await portal.acceptInvitation(request.body)));
+
+  api.register(async (auth) => {
+    auth.addHook('onRequest', async (request, reply) => {
+      const token = readCookie(request.headers.cookie, cookie.name);
+      const session = token ? await portal.session(token) : undefined;
+      if (!session) {
+        if (token) clearSession(reply);
+        throw new PortalError('UNAUTHORIZED', 'sign in first');
+      }
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        const presented = request.headers[CSRF_HEADER];
+        if (typeof presented !== 'string' || !sameToken(presented, session.csrfToken)) {
+          throw new PortalError('CSRF_REJECTED', `state-changing requests need the session's ${CSRF_HEADER} header`);
+        }
+      }
+      request.portalSession = session;
+    });
+
+    auth.get('/session', async (request) => success(sessionView(sessionOf(request))));
+    auth.post('/session/logout', async (request, reply) => {
+      await portal.signOut(sessionOf(request));
+      clearSession(reply);
+      return success({ signedOut: true });
+    });
+
+    // Credentials: the access key, the merchant's public keys, the platform's public keys.
+    const credentials = async (session: PortalSession) => {
+      const body = await services.platformKeys.activeBodyKey();
+      const webhookKeys = await services.platformKeys.publishedWebhookKeys();
+      return {
+        merchantName: session.merchant.name,
+        accessKey: session.merchant.accessKey,
+        environment: session.merchant.environment,
+        maxActiveKeys: MAX_ACTIVE_KEYS,
+        publicKeys: await services.merchants.keys(session.merchant.accessKey),
+        bodyKey: { keyId: body.keyId, publicKey: body.publicKey },
+        webhookKeys: webhookKeys.map((key) => ({
+          keyid: key.keyId,
+          publicKey: key.publicKey,
+          status: key.status,
+          createdAt: key.createdAt,
+        })),
+      };
+    };
+    auth.get('/credentials', async (request) => success(await credentials(sessionOf(request))));
+    auth.post('/keys', async (request) => {
+      const session = sessionOf(request);
+      const { publicKey } = parseInput(z.object({ publicKey: z.string().max(1000) }), request.body);
+      await services.merchants.addKey(session.merchant.accessKey, publicKey);
+      return success(await credentials(session));
+    });
+    auth.post('/keys/retire', async (request) => {
+      const session = sessionOf(request);
+      const { key } = parseInput(z.object({ key: z.string().max(200) }), request.body);
+      await services.merchants.retireKey(session.merchant.accessKey, key);
+      return success(await credentials(session));
+    });
+
+    // Orders. An order number filter finds one order (by platform or merchant number), then
+    // applies the other filters to it.
+    const single = async <T extends { status: string; createdAt: number }>(
+      find: () => Promise<T>,
+      q: z.output<typeof orderListQuery>,
+    ) => {
+      let item: T;
+      try {
+        item = await find();
+      } catch (error) {
+        if (error instanceof DomainError && error.code === 'ORDER_NOT_FOUND') return { items: [], nextCursor: null };
+        throw error;
+      }
+      const matches =
+        (q.status === undefined || item.status === q.status) &&
+        (q.from === undefined || item.createdAt >= q.from) &&
+        (q.to === undefined || item.createdAt <= q.to);
+      return { items: matches ? [item] : [], nextCursor: null };
+    };
+    const listFilters = (q: z.output<typeof orderListQuery>) => ({
+      status: q.status,
+      from: q.from,
+      to: q.to,
+      pageSize: q.pageSize,
+      cursor: q.cursor,
+    });
+
+    auth.get('/payments', async (request) => {
+      const merchantId = sessionOf(request).merchant.id;
+      const q = parseInput(orderListQuery, request.query);
+      if (q.orderNo !== undefined) {
+        const ref = refFromText(q.orderNo, 'PAYMENT');
+        return success(await single(() => services.payments.get(merchantId, ref), q));
+      }
+      return success(await services.payments.list(merchantId, listFilters(q)));
+    });
+    auth.get('/payments/:orderNo', async (request) => {
+      const { orderNo } = parseInput(orderParam, request.params);
+      return success(await paymentDetail(services, sessionOf(request).merchant.id, orderNo));
+    });
+
+    auth.get('/payouts', async (request) => {
+      const merchantId = sessionOf(request).merchant.id;
+      const q = parseInput(orderListQuery, request.query);
+      if (q.orderNo !== undefined) {
+        const ref = refFromText(q.orderNo, 'PAYOUT');
+        return success(await single(() => services.payouts.get(merchantId, ref), q));
+      }
+      return success(await services.payouts.list(merchantId, listFilters(q)));
+    });
+    auth.get('/payouts/:orderNo', async (request) => {
+      const { orderNo } = parseInput(orderParam, request.params);
+      return success(await payoutDetail(services, sessionOf(request).merchant.id, orderNo));
+    });
+
+    // Money.
+    auth.get('/balances', async (request) => success(await services.balances.list(sessionOf(request).merchant.id)));
+    auth.get('/ledger', async (request) => {
+      const q = parseInput(ledgerQuery, request.query);
+      return success(await services.ledger.entries(sessionOf(request).merchant.id, q));
+    });
+    auth.get('/ledger/export.csv', async (request, reply) => {
+      const merchantId = sessionOf(request).merchant.id;
+      const q = parseInput(ledgerQuery.omit({ pageSize: true, cursor: true }), request.query);
+      let csv = csvRow([
+        'entryId',
+        'createdAt',
+        'currency',
+        'account',
+        'side',
+        'amount',
+        'transactionKind',
+        'reference',
+        'orderNo',
+      ]);
+      let cursor: string | undefined;
+      for (let rows = 0; rows < EXPORT_MAX_ROWS;) {
+        const page = await services.ledger.entries(merchantId, { ...q, pageSize: 100, cursor });
+        for (const e of page.items) {
+          csv += csvRow([
+            e.entryId,
+            new Date(e.createdAt).toISOString(),
+            e.currency,
+            e.account,
+            e.side,
+            e.amount,
+            e.transactionKind,
+            e.reference,
+            e.orderNo,
+          ]);
+        }
+        rows += page.items.length;
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      const stamp = new Date(services.now()).toISOString().slice(0, 10);
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="ledger-${q.currency ?? 'all'}-${stamp}.csv"`)
+        .send(csv);
+    });
+
+    // Sandbox integration help: the merchant's recent 401s with the signature base we built.
+    auth.get('/rejected-requests', async (request) => {
+      if (config.environment !== 'sandbox') throw new DomainError('NOT_FOUND', 'only in the sandbox');
+      return success(await portal.rejectedRequests(sessionOf(request).merchant.id));
+    });
+
+    registerEventRoutes(auth, services);
+  });
+}
+
+/** Re-sending a webhook event; the delivery itself belongs to the webhooks module. */
+function registerEventRoutes(auth: FastifyInstance, _services: Services): void {
+  auth.post('/events/:eventId/resend', async () => {
+    throw new DomainError('NOT_FOUND', 'webhook delivery is not available yet');
+  });
+}

@@ -1,0 +1,108 @@
+import { readFile, stat } from 'node:fs/promises';
+import { extname, join, normalize, sep } from 'node:path';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+
+/**
+ * The portal web app's build (`vite build` in packages/portal). The same relative location holds
+ * from `src/modules/portal` and from `dist/modules/portal`.
+ */
+export const PORTAL_DIST = join(import.meta.dirname, '../../../../portal/dist');
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+  '.map': 'application/json',
+};
+
+/**
+ * Everything the app needs comes from this server: no inline scripts, no other origins. Styles
+ * are files too (React sets no style attributes the app relies on).
+ */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function securityHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('content-security-policy', CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY');
+}
+
+const NOT_BUILT = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Paygate portal not built</title></head>
+<body><main><h1>The merchant portal has not been built</h1>
+<p>Build it with <code>npm run build</code> at the repository root (or <code>npm run build -w @paygate/portal</code>)
+and reload this page. The merchant API and the portal API work without it.</p></main></body></html>
+`;
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Serves the portal's single-page app under `/portal`: its files, and `index.html` for every
+ * other page path (the app routes on the client). Hashed assets are cached for good; the page
+ * itself never. Without a build, a page explains how to make one (the server still runs).
+ */
+export function portalStaticRoutes(app: FastifyInstance, distDir: string = PORTAL_DIST): void {
+  const root = normalize(distDir + sep);
+  const sendIndex = async (reply: FastifyReply) => {
+    const index = join(root, 'index.html');
+    if (!(await isFile(index)))
+      return securityHeaders(reply)
+        .code(503)
+        .type(TYPES['.html'] as string)
+        .send(NOT_BUILT);
+    return securityHeaders(reply)
+      .header('cache-control', 'no-cache')
+      .type(TYPES['.html'] as string)
+      .send(await readFile(index));
+  };
+
+  app.get('/portal', async (_request, reply) => reply.redirect('/portal/', 302));
+  app.get('/portal/*', async (request, reply) => {
+    const path = (request.raw.url ?? '').split('?')[0] ?? '';
+    if (path.startsWith('/portal/api/')) return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such endpoint' });
+    let relative: string;
+    try {
+      relative = decodeURIComponent(path.slice('/portal/'.length));
+    } catch {
+      return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such file' });
+    }
+    const file = normalize(join(root, relative));
+    const inside = file.startsWith(root) && !relative.includes('\0');
+    if (inside && relative !== '' && (await isFile(file))) {
+      const type = TYPES[extname(file)] ?? 'application/octet-stream';
+      const immutable = relative.startsWith('assets/');
+      return securityHeaders(reply)
+        .header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
+        .type(type)
+        .send(await readFile(file));
+    }
+    // A missing file is 404; any other path is a page of the app.
+    if (!inside || extname(relative) !== '') return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such file' });
+    return sendIndex(reply);
+  });
+}
