@@ -58,6 +58,11 @@ export interface SignedRequest {
   readonly signatureBase: string;
 }
 
+/** A signed write: the sealed envelope bytes are always there. */
+export interface SignedWriteRequest extends SignedRequest {
+  readonly body: Buffer;
+}
+
 function signParts(
   parts: { method: string; path: string; query?: string | undefined; headers: Record<string, string> },
   components: readonly string[],
@@ -105,7 +110,7 @@ export function signReadRequest(
 export function signWriteRequest(
   request: { path: string; plaintext: Uint8Array; bodyKey: BodyPublicKey; idempotencyKey: string },
   signer: RequestSigner,
-): SignedRequest {
+): SignedWriteRequest {
   const sealed = sealEnvelope(request.plaintext, request.bodyKey);
   if (!sealed.ok) throw new Error(`cannot seal: ${sealed.error.reason}`);
   const signed = signParts(

@@ -14,6 +14,7 @@ import { portalApiRoutes } from './modules/portal/routes.js';
 import { portalStaticRoutes } from './modules/portal/static.js';
 import { rateRoutes } from './modules/rates/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
+import { eventRoutes, metricsRoutes, publishedKeyRoutes } from './modules/webhooks/routes.js';
 import type { Services } from './services.js';
 
 export interface AppOptions {
@@ -72,6 +73,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   const openapi = readFileSync(OPENAPI_PATH, 'utf8');
   app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(openapi));
+  publishedKeyRoutes(app, services);
+  metricsRoutes(app, services);
 
   await app.register(
     async (api) =>
@@ -81,6 +84,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         balanceRoutes(scope, services);
         rateRoutes(scope, services);
         ledgerRoutes(scope, services);
+        eventRoutes(scope, services);
         if (services.config.environment === 'sandbox') sandboxRoutes(scope, services);
       }),
     { prefix: '/api/v1' },

@@ -5,6 +5,7 @@ import { openDatabase } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { adminToken } from './local-state.js';
 import { createServices, type ServiceOptions, type Services } from './services.js';
+import { startDispatcher } from './worker/dispatcher.js';
 import { startSweeper } from './worker/sweeper.js';
 
 /** A started platform: its server, its services, and how to stop it gracefully. */
@@ -29,7 +30,10 @@ export async function startPlatform(
   await services.platformKeys.ensure();
   const app = await buildApp(services, { adminToken: adminToken(config), logger: options.logger ?? true });
   const stops: (() => Promise<void>)[] = [];
-  if (config.runWorkers) stops.push(startSweeper(services, app.log, options.sweepIntervalMs));
+  if (config.runWorkers) {
+    stops.push(startSweeper(services, app.log, options.sweepIntervalMs));
+    stops.push(startDispatcher(services.webhooks, app.log));
+  }
   const address = await app.listen({ host: config.host, port: config.port });
   const url = address.replace('[::1]', '127.0.0.1');
   return {

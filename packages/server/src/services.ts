@@ -10,6 +10,9 @@ import { Payouts } from './modules/payouts/service.js';
 import { PlatformKeys } from './modules/platform-keys/service.js';
 import { PortalAccounts } from './modules/portal/service.js';
 import { Rates } from './modules/rates/service.js';
+import { Metrics } from './modules/metrics/metrics.js';
+import type { Resolver } from './modules/webhooks/destination.js';
+import { Webhooks } from './modules/webhooks/service.js';
 
 /** Everything the HTTP layer, the workers and the operator API share, built once per process. */
 export interface Services {
@@ -27,6 +30,9 @@ export interface Services {
   readonly rates: Rates;
   /** Merchant portal users, sign-in and sessions. */
   readonly portal: PortalAccounts;
+  /** Webhook delivery: the dispatcher step, event listing and resend. */
+  readonly webhooks: Webhooks;
+  readonly metrics: Metrics;
 }
 
 export interface ServiceOptions {
@@ -35,6 +41,8 @@ export interface ServiceOptions {
   readonly masterKey?: Buffer;
   /** Extra payment hooks; the ledger's credit on SUCCEEDED always runs first. */
   readonly paymentHooks?: PaymentHooks;
+  /** DNS resolution for webhook destinations (tests inject one). */
+  readonly webhookResolver?: Resolver;
 }
 
 /** Builds the services over an open, migrated database. */
@@ -50,11 +58,20 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
       await extraHooks.onSucceeded?.(tx, payment);
     },
   };
+  const platformKeys = new PlatformKeys(db, config.environment, sealer, now);
+  // The queue gauges read the outbox when scraped, by which time `webhooks` exists.
+  const metrics = new Metrics(() => webhooks.queueStats());
+  const webhooks = new Webhooks(db, config, platformKeys, now, {
+    ...(options.webhookResolver ? { resolve: options.webhookResolver } : {}),
+    observer: metrics,
+  });
   return {
     config,
     db,
     now,
-    platformKeys: new PlatformKeys(db, config.environment, sealer, now),
+    webhooks,
+    metrics,
+    platformKeys,
     merchants: new Merchants(db, config.environment, now),
     payments: new Payments(db, config, paymentHooks, now),
     nonces: new Nonces(db, now),

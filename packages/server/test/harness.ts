@@ -159,7 +159,7 @@ export function buildRead(merchant: TestMerchant, path: string, query?: string, 
 export async function post<T = unknown>(platform: Platform, merchant: TestMerchant, path: string, payload: unknown) {
   const signed = buildWrite(merchant, path, payload, platform.services.now());
   return toResponse<T>(
-    await fetch(platform.url + path, { method: 'POST', headers: signed.headers, body: signed.body }),
+    await fetch(platform.url + path, { method: 'POST', headers: signed.headers, body: new Uint8Array(signed.body) }),
   );
 }
 

@@ -14,6 +14,8 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate keys list [--json]                          platform body and webhook keys
   paygate keys rotate --kind body|webhook [--json]    new active key; the old one stays enabled
   paygate keys retire --key-id ID [--json]            stop accepting / publishing an enabled key
+  paygate events resend --event-id EVT [--json]       deliver a webhook event again (same id and body, fresh signature)
+  paygate worker                                      run the webhook dispatcher as its own process (needs DATABASE_URL)
   paygate user invite --access-key AK --email E [--json]
         prints a one-time portal setup link (valid 72 h) where the user sets a password; for an
         existing user it works as a password reset (the old password works until the link is used)
@@ -90,7 +92,7 @@ function required(values: Record<string, string | boolean | undefined>, name: st
   return value;
 }
 
-const STRING_OPTIONS = ['name', 'public-key', 'access-key', 'key', 'key-id', 'kind', 'email'];
+const STRING_OPTIONS = ['name', 'public-key', 'access-key', 'key', 'key-id', 'kind', 'event-id', 'email'];
 
 /**
  * Binds each string option to the argument after it (`--public-key X` → `--public-key=X`), so
@@ -121,6 +123,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       'access-key': { type: 'string' },
       key: { type: 'string' },
       'key-id': { type: 'string' },
+      'event-id': { type: 'string' },
       kind: { type: 'string' },
       email: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -132,6 +135,11 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   if (values.help || !group) {
     process.stdout.write(`${USAGE}\n`);
     return;
+  }
+  if (group === 'worker') {
+    // The dispatcher as its own process: it talks to the database, not to a server.
+    const { runWorker } = await import('../worker/main.js');
+    return runWorker(env);
   }
   const api = operator(env);
   const key = (name: string) => encodeURIComponent(required(values, name));
@@ -164,6 +172,8 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       return print(await api.call('GET', '/platform-keys'), json);
     case 'keys rotate':
       return print(await api.call('POST', '/platform-keys/rotate', { kind: required(values, 'kind') }), json);
+    case 'events resend':
+      return print(await api.call('POST', '/events/resend', { eventId: required(values, 'event-id') }), json);
     case 'keys retire':
       return print(await api.call('POST', '/platform-keys/retire', { keyId: required(values, 'key-id') }), json);
     case 'user invite':

@@ -79,6 +79,11 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
     return success(await services.portal.users(accessKey));
   });
 
+  admin.post('/events/resend', async (request) => {
+    const { eventId } = parseInput(z.object({ eventId: z.string() }), request.body);
+    return success(await services.webhooks.resend(eventId));
+  });
+
   admin.get('/platform-keys', async () => success(await services.platformKeys.list()));
   admin.post('/platform-keys/rotate', async (request) => {
     const { kind } = parseInput(z.object({ kind: z.enum(['body', 'webhook']) }), request.body);

@@ -28,8 +28,9 @@ export async function writeEvent(tx: Queryable, event: NewEvent, now: Date): Pro
     'utf8',
   );
   const inserted = await tx.query<{ event_id: string }>(
-    `INSERT INTO events (event_id, merchant_id, order_type, order_no, status, webhook_url, body, created_at, deliver_until)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    `INSERT INTO events (event_id, merchant_id, order_type, order_no, status, webhook_url, body, created_at, deliver_until,
+                         next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8)
      ON CONFLICT (order_type, order_no, status) DO NOTHING
      RETURNING event_id`,
     [

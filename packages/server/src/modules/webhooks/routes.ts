@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { success } from '../../http/errors.js';
+import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
+import type { Services } from '../../services.js';
+import { listQuery, parseInput, parseQuery } from '../../validation.js';
+
+const eventsQuery = listQuery.extend({ orderNo: z.string().max(64).optional() });
+
+/** Merchant endpoints over the merchant's webhook events (signed like every request). */
+export function eventRoutes(api: FastifyInstance, { webhooks }: Services): void {
+  api.get('/events', async (request) => {
+    const filters = parseInput(
+      eventsQuery,
+      parseQuery(rawTarget(request).query, ['orderNo', 'status', 'from', 'to', 'pageSize', 'cursor']),
+    );
+    return success(await webhooks.list(merchantOf(request).id, filters));
+  });
+
+  api.post('/events/resend', async (request) => {
+    const { eventId } = parseInput(
+      z.object({ eventId: z.string().regex(/^evt_[0-9A-Z]{26}$/, 'an eventId') }),
+      businessBody(request),
+    );
+    return success(await webhooks.resend(eventId, merchantOf(request).id));
+  });
+}
+
+/** Public, unauthenticated: the webhook keys a merchant may see signatures from, by keyid. */
+export function publishedKeyRoutes(app: FastifyInstance, { platformKeys, config }: Services): void {
+  app.get('/.well-known/paygate/webhook-keys', async (_request, reply) => {
+    const keys = await platformKeys.publishedWebhookKeys();
+    return reply.header('cache-control', 'public, max-age=300').send({
+      environment: config.environment,
+      keys: keys.map((key) => ({ keyid: key.keyId, publicKey: key.publicKey, status: key.status })),
+    });
+  });
+}
+
+/** Prometheus text exposition of the process's metrics. */
+export function metricsRoutes(app: FastifyInstance, { metrics }: Services): void {
+  app.get('/metrics', async (_request, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}

@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto';
+import { signWebhook } from '@paygate/protocol';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/db.js';
+import { DomainError, validationFailed } from '../../errors.js';
+import { decodeCursor, encodeCursor } from '../../validation.js';
+import type { PlatformKeys } from '../platform-keys/service.js';
+import { DestinationRefused, type Resolver, resolveDestination } from './destination.js';
+import { type SendResult, send } from './sender.js';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** How long a claimed event stays with its worker; longer than any attempt can take. */
+export const LEASE_MS = 60_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+const TOTAL_TIMEOUT_MS = 10_000;
+const EXCERPT_BYTES = 1024;
+
+interface EventRow {
+  id: bigint;
+  event_id: string;
+  merchant_id: bigint;
+  order_type: string;
+  order_no: string;
+  status: string;
+  webhook_url: string;
+  body: Uint8Array;
+  created_at: Date;
+  deliver_until: Date | null;
+  delivery_status: DeliveryStatus;
+  next_attempt_at: Date | null;
+  attempt_count: number;
+  attempt_budget: number | null;
+  delivered_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+}
+
+interface AttemptRow {
+  attempt: number;
+  started_at: Date;
+  latency_ms: number;
+  status_code: number | null;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
+/** One event as merchants and operators see it. */
+export interface EventView {
+  eventId: string;
+  orderType: string;
+  orderNo: string;
+  status: string;
+  deliveryStatus: DeliveryStatus;
+  attempts: number;
+  createdAt: number;
+  deliveredAt: number | null;
+  nextAttemptAt: number | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  attemptLog?: {
+    attempt: number;
+    startedAt: number;
+    latencyMs: number;
+    statusCode: number | null;
+    responseExcerpt: string | null;
+    error: string | null;
+  }[];
+}
+
+/** What one dispatcher step did. */
+export type StepOutcome = 'idle' | 'delivered' | 'retry' | 'failed' | 'lost-lease';
+
+/** Observes attempts (metrics). */
+export interface DeliveryObserver {
+  attempt(outcome: 'delivered' | 'retry' | 'failed', latencyMs: number): void;
+}
+
+/**
+ * Webhook delivery: one `deliverNext` step claims a due event (a lease committed before the HTTP
+ * call), signs it afresh, sends the fixed body bytes to the SSRF-checked destination, records the
+ * attempt and schedules the next one or settles the event.
+ */
+export class Webhooks {
+  constructor(
+    private readonly db: Db,
+    private readonly config: Pick<Config, 'environment' | 'webhookRetrySchedule' | 'webhookAllowPrivate'>,
+    private readonly platformKeys: PlatformKeys,
+    private readonly now: () => number = Date.now,
+    private readonly options: { resolve?: Resolver; observer?: DeliveryObserver; random?: () => number } = {},
+  ) {}
+
+  /** Attempts an event may make in all: the first and one per scheduled retry. */
+  get defaultBudget(): number {
+    return this.config.webhookRetrySchedule.length + 1;
+  }
+
+  /** Delay before retry number `retry` (1-based), ±10 % jitter, and at least Retry-After. */
+  retryDelay(retry: number, retryAfterMs?: number): number {
+    const schedule = this.config.webhookRetrySchedule;
+    const base = schedule[Math.min(retry, schedule.length) - 1] ?? schedule.at(-1) ?? 60_000;
+    const jitter = 1 + ((this.options.random ?? Math.random)() * 0.2 - 0.1);
+    const delay = Math.round(base * jitter);
+    if (retryAfterMs === undefined) return delay;
+    // Retry-After is honoured within the schedule: never sooner, never past its longest step.
+    return Math.min(Math.max(delay, retryAfterMs), Math.max(...schedule));
+  }
+
+  /** Claims the oldest due event for `worker`; `undefined` when none is due. */
+  private async claim(worker: string): Promise<EventRow | undefined> {
+    const now = new Date(this.now());
+    return this.db.transaction(async (tx) => {
+      // SKIP LOCKED: workers racing for the same row pass over it instead of queueing, and the
+      // lease written here keeps it theirs after this transaction commits.
+      const due = await tx.query<EventRow>(
+        `SELECT * FROM events
+          WHERE delivery_status = 'pending' AND next_attempt_at <= $1
+            AND (lease_expires_at IS NULL OR lease_expires_at < $1)
+          ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+        [now],
+      );
+      const row = due.rows[0];
+      if (!row) return undefined;
+      const claimed = await tx.query<EventRow>(
+        `UPDATE events SET lease_owner = $2, lease_expires_at = $3, attempt_count = attempt_count + 1,
+                attempt_budget = COALESCE(attempt_budget, $4)
+          WHERE id = $1 RETURNING *`,
+        [row.id, worker, new Date(now.getTime() + LEASE_MS), this.defaultBudget],
+      );
+      return claimed.rows[0];
+    });
+  }
+
+  /** One dispatcher step: claim, send, record. */
+  async deliverNext(worker: string): Promise<StepOutcome> {
+    const event = await this.claim(worker);
+    if (!event) return 'idle';
+    const now = this.now();
+    if (event.deliver_until && now > event.deliver_until.getTime()) {
+      // Automatic retries of this event stop at deliver_until (REFUNDED: 24 h after creation).
+      await this.settle(
+        event,
+        worker,
+        'failed',
+        undefined,
+        { error: 'delivery window closed', latencyMs: 0 },
+        undefined,
+      );
+      return 'failed';
+    }
+
+    const nonce = randomUUID();
+    let result: SendResult;
+    try {
+      const destination = await resolveDestination(event.webhook_url, {
+        allowPrivate: this.config.webhookAllowPrivate,
+        httpsOnly: this.config.environment === 'production',
+        ...(this.options.resolve ? { resolve: this.options.resolve } : {}),
+      });
+      const signer = await this.platformKeys.webhookSigner();
+      const body = Buffer.from(event.body);
+      const { headers } = signWebhook(
+        { url: event.webhook_url, body, eventId: event.event_id },
+        { keyid: signer.keyid, key: signer.key, created: Math.floor(now / 1000), nonce },
+      );
+      result = await send(destination, headers, body, {
+        connectTimeoutMs: CONNECT_TIMEOUT_MS,
+        totalTimeoutMs: TOTAL_TIMEOUT_MS,
+        excerptBytes: EXCERPT_BYTES,
+        now: this.now,
+      });
+    } catch (error) {
+      if (!(error instanceof DestinationRefused)) throw error;
+      result = { error: `destination refused: ${error.message}`, latencyMs: 0 };
+    }
+
+    const ok = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
+    if (ok) return this.settle(event, worker, 'delivered', undefined, result, nonce);
+    const budget = event.attempt_budget ?? this.defaultBudget;
+    const nextAt = this.now() + this.retryDelay(event.attempt_count, result.retryAfterMs);
+    const windowClosed = event.deliver_until !== null && nextAt > event.deliver_until.getTime();
+    if (event.attempt_count >= budget || windowClosed)
+      return this.settle(event, worker, 'failed', undefined, result, nonce);
+    return this.settle(event, worker, 'pending', new Date(nextAt), result, nonce);
+  }
+
+  /** Records the attempt and the event's new state, if this worker still holds the lease. */
+  private async settle(
+    event: EventRow,
+    worker: string,
+    status: DeliveryStatus,
+    nextAttemptAt: Date | undefined,
+    result: SendResult,
+    nonce: string | undefined,
+  ): Promise<StepOutcome> {
+    const now = new Date(this.now());
+    const outcome = await this.db.transaction(async (tx) => {
+      if (nonce) {
+        await tx.query(
+          `INSERT INTO delivery_attempts (event_id, attempt, worker, started_at, latency_ms, status_code, response_excerpt, error, nonce)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (event_id, attempt) DO NOTHING`,
+          [
+            event.event_id,
+            event.attempt_count,
+            worker,
+            new Date(now.getTime() - result.latencyMs),
+            result.latencyMs,
+            result.statusCode ?? null,
+            result.excerpt ?? null,
+            result.error ?? null,
+            nonce,
+          ],
+        );
+      }
+      const updated = await tx.query(
+        `UPDATE events SET delivery_status = $3, next_attempt_at = $4, lease_owner = NULL, lease_expires_at = NULL,
+                delivered_at = CASE WHEN $3 = 'delivered' THEN $5 ELSE delivered_at END,
+                last_status_code = $6, last_error = $7,
+                -- A claim that sent nothing (window closed) was not an attempt.
+                attempt_count = attempt_count - $8
+          WHERE id = $1 AND lease_owner = $2`,
+        [
+          event.id,
+          worker,
+          status,
+          nextAttemptAt ?? null,
+          now,
+          result.statusCode ?? null,
+          result.error ?? null,
+          nonce ? 0 : 1,
+        ],
+      );
+      return updated.rowCount === 1;
+    });
+    if (!outcome) return 'lost-lease';
+    const reported = status === 'pending' ? 'retry' : status;
+    this.options.observer?.attempt(reported, result.latencyMs);
+    return reported;
+  }
+
+  private view(row: EventRow): EventView {
+    return {
+      eventId: row.event_id,
+      orderType: row.order_type,
+      orderNo: row.order_no,
+      status: row.status,
+      deliveryStatus: row.delivery_status,
+      attempts: row.attempt_count,
+      createdAt: row.created_at.getTime(),
+      deliveredAt: row.delivered_at?.getTime() ?? null,
+      nextAttemptAt: row.delivery_status === 'pending' ? (row.next_attempt_at?.getTime() ?? null) : null,
+      lastStatusCode: row.last_status_code,
+      lastError: row.last_error,
+    };
+  }
+
+  /** Every attempt of one event, oldest first. */
+  async attempts(eventId: string): Promise<NonNullable<EventView['attemptLog']>> {
+    const rows = await this.db.query<AttemptRow>(
+      'SELECT attempt, started_at, latency_ms, status_code, response_excerpt, error FROM delivery_attempts WHERE event_id = $1 ORDER BY attempt',
+      [eventId],
+    );
+    return rows.rows.map((a) => ({
+      attempt: a.attempt,
+      startedAt: a.started_at.getTime(),
+      latencyMs: a.latency_ms,
+      statusCode: a.status_code,
+      responseExcerpt: a.response_excerpt,
+      error: a.error,
+    }));
+  }
+
+  /** A merchant's events, newest first, by order, delivery status and creation time, with a cursor. */
+  async list(
+    merchantId: bigint,
+    filters: {
+      orderNo?: string | undefined;
+      status?: string | undefined;
+      from?: number | undefined;
+      to?: number | undefined;
+      pageSize: number;
+      cursor?: string | undefined;
+    },
+  ): Promise<{ items: EventView[]; nextCursor: string | null }> {
+    if (filters.status !== undefined && !['pending', 'delivered', 'failed'].includes(filters.status)) {
+      throw validationFailed([{ field: 'status', message: 'one of delivered, pending, failed' }]);
+    }
+    const where = ['merchant_id = $1'];
+    const params: unknown[] = [merchantId];
+    const add = (clause: string, value: unknown) => {
+      params.push(value);
+      where.push(clause.replace('?', `$${params.length}`));
+    };
+    if (filters.orderNo !== undefined) add('order_no = ?', filters.orderNo);
+    if (filters.status !== undefined) add('delivery_status = ?', filters.status);
+    if (filters.from !== undefined) add('created_at >= ?', new Date(filters.from));
+    if (filters.to !== undefined) add('created_at <= ?', new Date(filters.to));
+    if (filters.cursor !== undefined) {
+      const cursor = decodeCursor(filters.cursor);
+      params.push(cursor.createdAt, cursor.id);
+      where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
+    }
+    params.push(filters.pageSize + 1);
+    const result = await this.db.query<EventRow>(
+      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    const rows = result.rows.slice(0, filters.pageSize);
+    const items = rows.map((row) => this.view(row));
+    if (filters.orderNo !== undefined) {
+      for (const item of items) item.attemptLog = await this.attempts(item.eventId);
+    }
+    const last = rows.at(-1);
+    return {
+      items,
+      nextCursor: result.rows.length > filters.pageSize && last ? encodeCursor(last.created_at, last.id) : null,
+    };
+  }
+
+  /**
+   * Delivers an event once more: same eventId and body, a fresh signature. A pending event is
+   * made due now; a delivered or failed one gets one more attempt. `merchantId` limits it to the
+   * merchant's own events (operators pass `undefined`).
+   */
+  async resend(eventId: string, merchantId?: bigint): Promise<EventView> {
+    const now = new Date(this.now());
+    const result = await this.db.query<EventRow>(
+      `UPDATE events SET
+              attempt_budget = CASE WHEN delivery_status = 'pending' THEN COALESCE(attempt_budget, $3) ELSE attempt_count + 1 END,
+              delivery_status = 'pending', next_attempt_at = $2, lease_owner = NULL, lease_expires_at = NULL,
+              -- A deliberate resend is not an automatic retry: a closed window opens for it.
+              deliver_until = CASE WHEN deliver_until IS NOT NULL AND deliver_until < $2 THEN $2 + interval '1 hour' ELSE deliver_until END
+        WHERE event_id = $1 ${merchantId === undefined ? '' : 'AND merchant_id = $4'}
+        RETURNING *`,
+      merchantId === undefined ? [eventId, now, this.defaultBudget] : [eventId, now, this.defaultBudget, merchantId],
+    );
+    const row = result.rows[0];
+    if (!row) throw new DomainError('EVENT_NOT_FOUND', 'no such event');
+    return this.view(row);
+  }
+
+  /** Pending events and the age of the oldest due one, for metrics. */
+  async queueStats(): Promise<{ pending: number; oldestPendingAgeSeconds: number }> {
+    const result = await this.db.query<{ pending: bigint; oldest: Date | null }>(
+      `SELECT count(*)::bigint AS pending, min(created_at) AS oldest FROM events WHERE delivery_status = 'pending'`,
+    );
+    const row = result.rows[0];
+    const oldest = row?.oldest ? Math.max(0, (this.now() - row.oldest.getTime()) / 1000) : 0;
+    return { pending: Number(row?.pending ?? 0), oldestPendingAgeSeconds: oldest };
+  }
+}
