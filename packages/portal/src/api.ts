@@ -1,0 +1,81 @@
+/** The portal API client: same-origin fetch with the session cookie, the CSRF token on writes. */
+
+export const API_BASE = '/portal/api';
+
+/** A refusal from the portal API: `msg` code, message and any field errors. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly fieldErrors: readonly { field: string; message: string }[] = [],
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+let csrfToken: string | undefined;
+
+/** Remembers the session's CSRF token (from sign-in or GET /session); cleared on sign-out. */
+export function setCsrfToken(token: string | undefined): void {
+  csrfToken = token;
+}
+
+/** Fired when the server says the session is gone, so the app can show the sign-in page. */
+export const SIGNED_OUT_EVENT = 'paygate:signed-out';
+
+export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method === 'POST') {
+    headers['content-type'] = 'application/json';
+    if (csrfToken) headers['x-csrf-token'] = csrfToken;
+  }
+  let response: Response;
+  try {
+    response = await fetch(API_BASE + path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and try again.');
+  }
+  let payload: { msg?: string; message?: string; data?: T; errors?: { field: string; message: string }[] } = {};
+  try {
+    payload = (await response.json()) as typeof payload;
+  } catch {
+    // A non-JSON answer (a proxy's error page): reported by status below.
+  }
+  if (response.ok && payload.msg === 'SUCCESS') return payload.data as T;
+  const code = payload.msg ?? `HTTP_${response.status}`;
+  if (response.status === 401 && code === 'UNAUTHORIZED') {
+    setCsrfToken(undefined);
+    window.dispatchEvent(new Event(SIGNED_OUT_EVENT));
+  }
+  const retryAfter = Number(response.headers.get('retry-after'));
+  throw new ApiError(
+    response.status,
+    code,
+    payload.message ?? `The request failed (HTTP ${response.status}).`,
+    payload.errors ?? [],
+    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+  );
+}
+
+export const api = {
+  get: <T>(path: string) => request<T>('GET', path),
+  post: <T>(path: string, body?: unknown) => request<T>('POST', path, body),
+};
+
+/** `?a=1&b=2` from the defined, non-empty values. */
+export function queryString(params: Record<string, string | number | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}

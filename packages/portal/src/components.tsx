@@ -1,0 +1,206 @@
+import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from 'react';
+import { ApiError } from './api';
+import { formatTime, isoTime } from './format';
+import type { Environment } from './types';
+
+/** Loads data on mount and whenever `deps` change; `reload` fetches again. */
+export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((previous) => ({ ...previous, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (error: unknown) => live && setState({ error, loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+    // `deps` are the caller's: `load` is a new closure on every render.
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}
+
+/** A page heading that takes focus when the page opens (screen readers announce the new page). */
+export function PageHeading({ children }: { children: ReactNode }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+  }, []);
+  return (
+    <h1 ref={ref} tabIndex={-1} className="page-title">
+      {children}
+    </h1>
+  );
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.fieldErrors.length > 0) {
+      return `${error.message}: ${error.fieldErrors.map((e) => `${e.field} ${e.message}`).join('; ')}`;
+    }
+    return error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** An error announced to assistive technology as soon as it appears. */
+export function ErrorAlert({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <div className="alert alert-error" role="alert">
+      {messageOf(error)}
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p className="muted" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Time({ ms }: { ms: number | undefined | null }) {
+  if (ms === undefined || ms === null) return <span className="muted">—</span>;
+  return (
+    <time dateTime={isoTime(ms)} title={isoTime(ms)}>
+      {formatTime(ms)}
+    </time>
+  );
+}
+
+const STATUS_TONE: Readonly<Record<string, string>> = {
+  SUCCEEDED: 'good',
+  delivered: 'good',
+  active: 'good',
+  FAILED: 'bad',
+  failed: 'bad',
+  EXPIRED: 'bad',
+  CANCELED: 'neutral',
+  REFUNDED: 'warn',
+  retired: 'neutral',
+  enabled: 'neutral',
+  PENDING: 'info',
+  PROCESSING: 'info',
+  pending: 'info',
+  retrying: 'warn',
+};
+
+/** A status as text in a coloured pill (the colour is never the only signal). */
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge badge-${STATUS_TONE[status] ?? 'neutral'}`}>{status}</span>;
+}
+
+export function EnvironmentBadge({ environment }: { environment: Environment }) {
+  return (
+    <span
+      className={`env env-${environment}`}
+      title={environment === 'sandbox' ? 'Test data: no real money moves' : 'Live: real money'}
+    >
+      {environment === 'sandbox' ? 'Sandbox' : 'Production'}
+    </span>
+  );
+}
+
+/**
+ * Copies `text` to the clipboard and says so in a polite live region. Where the clipboard API is
+ * unavailable (plain http on another host), the text is selected for the user to copy.
+ */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [done, setDone] = useState<string>('');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setDone('Copied');
+    } catch {
+      setDone('Select the text and copy it');
+    }
+    window.setTimeout(() => setDone(''), 2500);
+  };
+  return (
+    <span className="copy">
+      <button type="button" className="button button-small" onClick={() => void copy()} aria-label={`Copy ${label}`}>
+        Copy
+      </button>
+      <span className="copy-status" role="status" aria-live="polite">
+        {done}
+      </span>
+    </span>
+  );
+}
+
+/** A value shown in full (monospace, wrapping) with a copy button. */
+export function CopyableValue({ value, label }: { value: string; label: string }) {
+  return (
+    <div className="copyable">
+      <code className="mono" data-testid={`value-${label.replace(/\W+/g, '-').toLowerCase()}`}>
+        {value}
+      </code>
+      <CopyButton text={value} label={label} />
+    </div>
+  );
+}
+
+/** A wide table that scrolls sideways on a narrow screen, reachable by keyboard. */
+export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    // A scrollable region must be focusable so keyboard users can scroll it.
+    <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
+/** A labelled form control with an optional hint, wired with aria-describedby. */
+export function Field({
+  label,
+  hint,
+  children,
+}: {
+  label: string;
+  hint?: string;
+  children: (props: { id: string; 'aria-describedby'?: string }) => ReactNode;
+}) {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children({ id, ...(hint ? { 'aria-describedby': hintId } : {}) })}
+      {hint ? (
+        <p className="hint" id={hintId}>
+          {hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** Definition list of label/value pairs; undefined values are left out. */
+export function Details({ items }: { items: [string, ReactNode | undefined][] }) {
+  return (
+    <dl className="details">
+      {items
+        .filter(([, value]) => value !== undefined && value !== null && value !== '')
+        .map(([label, value]) => (
+          <div key={label} className="details-row">
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+    </dl>
+  );
+}
+
+/** A success message in a live region that is always present (so the change is announced). */
+export function Notice({ text }: { text: string }) {
+  return (
+    <div role="status" className={text ? 'alert alert-good' : 'live-empty'}>
+      {text}
+    </div>
+  );
+}

@@ -1,0 +1,35 @@
+/** Display helpers. Amounts stay the server's decimal strings: never parsed into floats. */
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+export const formatTime = (ms: number) => dateTime.format(new Date(ms));
+export const isoTime = (ms: number) => new Date(ms).toISOString();
+
+/** `<input type="datetime-local">` value (local time) → Unix ms, or undefined when empty/invalid. */
+export function fromLocalInput(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const ms = new Date(value).getTime();
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Unix ms → `<input type="datetime-local">` value in local time. */
+export function toLocalInput(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  const date = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'];
+export const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'REFUNDED'];
+export const CURRENCIES = ['BRL', 'MXN', 'USD', 'EUR'];
+
+/** Human words for the authentication steps the server reports (verification order of the spec). */
+export const AUTH_STEPS: Readonly<Record<string, string>> = {
+  shape: '1. Request shape (method, required and forbidden headers)',
+  digest: '2. Content-Digest over the wire body',
+  'signature-input': '3. Signature-Input (alg, nonce, time window, covered components)',
+  signature: '4. Ed25519 signature over the signature base',
+  nonce: '4. Nonce (already used: every request needs a new UUID v4)',
+  envelope: '5. Sealed-box envelope (parse and decrypt)',
+};

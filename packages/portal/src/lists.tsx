@@ -1,0 +1,188 @@
+import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
+import { queryString } from './api';
+import { Field } from './components';
+import { fromLocalInput, toLocalInput } from './format';
+import { navigate, useLocation } from './router';
+
+export interface ListFilters {
+  status: string;
+  from: number | undefined;
+  to: number | undefined;
+  orderNo: string;
+  currency: string;
+  pageSize: number;
+}
+
+const numberOrUndefined = (text: string | null) => {
+  if (!text) return undefined;
+  const n = Number(text);
+  return Number.isFinite(n) ? n : undefined;
+};
+
+/**
+ * A list's filters live in the address (so Back, reload and shared links keep them); the cursor
+ * stack of the pages seen so far lives in the component and restarts when the filters change.
+ */
+export function useListState() {
+  const { search } = useLocation();
+  const filters: ListFilters = {
+    status: search.get('status') ?? '',
+    from: numberOrUndefined(search.get('from')),
+    to: numberOrUndefined(search.get('to')),
+    orderNo: search.get('orderNo') ?? '',
+    currency: search.get('currency') ?? '',
+    pageSize: numberOrUndefined(search.get('pageSize')) ?? 20,
+  };
+  const key = search.toString();
+  const [pages, setPages] = useState<{ key: string; cursors: string[] }>({ key, cursors: [] });
+  useEffect(() => {
+    if (pages.key !== key) setPages({ key, cursors: [] });
+  }, [key, pages.key]);
+  const cursors = pages.key === key ? pages.cursors : [];
+  return {
+    filters,
+    key,
+    cursor: cursors.at(-1),
+    pageNumber: cursors.length + 1,
+    next: (cursor: string) => setPages({ key, cursors: [...cursors, cursor] }),
+    previous: () => setPages({ key, cursors: cursors.slice(0, -1) }),
+  };
+}
+
+/** The API query of a list page. */
+export function listQuery(filters: ListFilters, cursor: string | undefined, extra: Record<string, string> = {}) {
+  return queryString({
+    status: filters.status,
+    from: filters.from,
+    to: filters.to,
+    orderNo: filters.orderNo,
+    currency: filters.currency,
+    pageSize: filters.pageSize,
+    cursor,
+    ...extra,
+  });
+}
+
+export function FilterForm({
+  path,
+  filters,
+  statuses,
+  currencies,
+  orderNumberHint,
+  label,
+}: {
+  path: string;
+  filters: ListFilters;
+  statuses?: readonly string[];
+  currencies?: readonly string[];
+  orderNumberHint?: string;
+  label: string;
+}) {
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const text = (name: string) => String(form.get(name) ?? '').trim();
+    navigate(
+      path +
+        queryString({
+          status: text('status'),
+          currency: text('currency'),
+          orderNo: text('orderNo'),
+          from: fromLocalInput(text('from')),
+          to: fromLocalInput(text('to')),
+          pageSize: text('pageSize') === '20' ? '' : text('pageSize'),
+        }),
+    );
+  };
+  return (
+    <form className="filters" onSubmit={submit} aria-label={label} key={JSON.stringify(filters)}>
+      {statuses ? (
+        <Field label="Status">
+          {(props) => (
+            <select {...props} name="status" defaultValue={filters.status}>
+              <option value="">Any status</option>
+              {statuses.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      ) : null}
+      {currencies ? (
+        <Field label="Currency">
+          {(props) => (
+            <select {...props} name="currency" defaultValue={filters.currency}>
+              <option value="">All currencies</option>
+              {currencies.map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      ) : null}
+      <Field label="From">
+        {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(filters.from)} />}
+      </Field>
+      <Field label="To">
+        {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(filters.to)} />}
+      </Field>
+      {orderNumberHint ? (
+        <Field label="Order number" hint={orderNumberHint}>
+          {(props) => (
+            <input {...props} type="search" name="orderNo" defaultValue={filters.orderNo} spellCheck={false} />
+          )}
+        </Field>
+      ) : null}
+      <Field label="Per page">
+        {(props) => (
+          <select {...props} name="pageSize" defaultValue={String(filters.pageSize)}>
+            {[10, 20, 50, 100].map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <div className="filter-actions">
+        <button type="submit" className="button button-primary">
+          Apply filters
+        </button>
+        <button type="button" className="button" onClick={() => navigate(path)}>
+          Clear
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function Pager({
+  pageNumber,
+  nextCursor,
+  onNext,
+  onPrevious,
+  children,
+}: {
+  pageNumber: number;
+  nextCursor: string | null | undefined;
+  onNext: (cursor: string) => void;
+  onPrevious: () => void;
+  children?: ReactNode;
+}) {
+  return (
+    <nav className="pager" aria-label="Pages">
+      <button type="button" className="button" disabled={pageNumber <= 1} onClick={onPrevious}>
+        ← Previous page
+      </button>
+      <span aria-live="polite">Page {pageNumber}</span>
+      <button type="button" className="button" disabled={!nextCursor} onClick={() => nextCursor && onNext(nextCursor)}>
+        Next page →
+      </button>
+      {children}
+    </nav>
+  );
+}

@@ -1,0 +1,172 @@
+import { type FormEvent, useState } from 'react';
+import { ApiError, api, setCsrfToken } from '../api';
+import { ErrorAlert, Field, PageHeading } from '../components';
+import { navigate, useLocation, usePageTitle } from '../router';
+import type { Session } from '../types';
+
+function signInError(error: unknown): string | undefined {
+  if (!error) return undefined;
+  if (error instanceof ApiError && error.code === 'LOGIN_FAILED') return 'Wrong email or password.';
+  if (error instanceof ApiError && error.code === 'LOGIN_LOCKED') {
+    const minutes = Math.max(1, Math.ceil((error.retryAfterSeconds ?? 900) / 60));
+    return `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+  usePageTitle('Sign in');
+  const { search } = useLocation();
+  const [email, setEmail] = useState(search.get('email') ?? '');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const justSetUp = search.get('ready') === '1';
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const session = await api.post<Session>('/session', { email, password });
+      setCsrfToken(session.csrfToken);
+      setPassword('');
+      onSignedIn(session);
+      navigate('/', { replace: true });
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main id="main" className="auth">
+      <div className="auth-card">
+        <p className="brand">Paygate</p>
+        <PageHeading>Sign in to the merchant portal</PageHeading>
+        {justSetUp ? (
+          <div className="alert alert-good" role="status">
+            Your password is set. Sign in with it now.
+          </div>
+        ) : null}
+        {error ? <ErrorAlert error={new Error(signInError(error))} /> : null}
+        <form onSubmit={(event) => void submit(event)}>
+          <Field label="Email">
+            {(props) => (
+              <input
+                {...props}
+                type="email"
+                name="email"
+                autoComplete="username"
+                required
+                value={email}
+                onChange={(event) => setEmail(event.target.value)}
+              />
+            )}
+          </Field>
+          <Field label="Password">
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                name="password"
+                autoComplete="current-password"
+                required
+                value={password}
+                onChange={(event) => setPassword(event.target.value)}
+              />
+            )}
+          </Field>
+          <button type="submit" className="button button-primary button-block" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
+          </button>
+        </form>
+        <p className="hint">
+          No account yet? An operator invites you with <code>paygate user invite</code>; the link sets your password.
+        </p>
+      </div>
+    </main>
+  );
+}
+
+/** The page an operator's invitation link opens: `/portal/setup#token=…`. */
+export function SetupPage() {
+  usePageTitle('Set your password');
+  const [token] = useState(() => new URLSearchParams(window.location.hash.slice(1)).get('token') ?? '');
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (password !== confirm) {
+      setError(new Error('The two passwords differ.'));
+      return;
+    }
+    setBusy(true);
+    setError(undefined);
+    try {
+      const { email } = await api.post<{ email: string }>('/setup', { token, password });
+      // Drop the one-time token from the address bar and history.
+      navigate(`/signin?ready=1&email=${encodeURIComponent(email)}`, { replace: true });
+    } catch (caught) {
+      setError(
+        caught instanceof ApiError && caught.code === 'INVITATION_INVALID'
+          ? new Error('This link is unknown, already used or expired. Ask your operator for a new invitation.')
+          : caught,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main id="main" className="auth">
+      <div className="auth-card">
+        <p className="brand">Paygate</p>
+        <PageHeading>Set your password</PageHeading>
+        {!token ? (
+          <div className="alert alert-error" role="alert">
+            This page needs the link from your invitation (it ends in <code>#token=…</code>).
+          </div>
+        ) : null}
+        <ErrorAlert error={error} />
+        <form onSubmit={(event) => void submit(event)}>
+          <Field label="New password" hint="At least 12 characters. A passphrase of several words works well.">
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                name="new-password"
+                autoComplete="new-password"
+                minLength={12}
+                required
+                value={password}
+                onChange={(event) => setPassword(event.target.value)}
+              />
+            )}
+          </Field>
+          <Field label="Repeat the password">
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                name="confirm-password"
+                autoComplete="new-password"
+                minLength={12}
+                required
+                value={confirm}
+                onChange={(event) => setConfirm(event.target.value)}
+              />
+            )}
+          </Field>
+          <button type="submit" className="button button-primary button-block" disabled={busy || !token}>
+            {busy ? 'Saving…' : 'Set password'}
+          </button>
+        </form>
+      </div>
+    </main>
+  );
+}

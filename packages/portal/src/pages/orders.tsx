@@ -1,0 +1,417 @@
+import { useState } from 'react';
+import { api } from '../api';
+import {
+  Details,
+  ErrorAlert,
+  Loading,
+  Notice,
+  PageHeading,
+  StatusBadge,
+  TableWrap,
+  Time,
+  useAsync,
+} from '../components';
+import { PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
+import { FilterForm, listQuery, Pager, useListState } from '../lists';
+import { Link, usePageTitle } from '../router';
+import type { Page, Payment, PaymentDetail, Payout, PayoutDetail, TimelineEntry, WebhookEvent } from '../types';
+
+export function PaymentsPage() {
+  usePageTitle('Payments');
+  const list = useListState();
+  const { data, error, loading } = useAsync(
+    () => api.get<Page<Payment>>(`/payments${listQuery(list.filters, list.cursor)}`),
+    [list.key, list.cursor],
+  );
+  return (
+    <>
+      <PageHeading>Payments</PageHeading>
+      <FilterForm
+        path="/payments"
+        label="Filter payments"
+        filters={list.filters}
+        statuses={PAYMENT_STATUSES}
+        orderNumberHint="A platform number (P…) or your own merchantOrderNo."
+      />
+      <ErrorAlert error={error} />
+      {loading && !data ? <Loading what="payments" /> : null}
+      {data ? (
+        <>
+          <TableWrap label="Payments">
+            <table aria-busy={loading}>
+              <caption className="visually-hidden">Payments, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Order</th>
+                  <th scope="col">Your reference</th>
+                  <th scope="col" className="num">
+                    Amount
+                  </th>
+                  <th scope="col">Method</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.items.map((p) => (
+                  <tr key={p.orderNo}>
+                    <th scope="row">
+                      <Link to={`/payments/${p.orderNo}`} className="mono">
+                        {p.orderNo}
+                      </Link>
+                    </th>
+                    <td className="mono">{p.merchantOrderNo}</td>
+                    <td className="num">
+                      {p.amount} {p.currency}
+                    </td>
+                    <td>{p.paymentMethod.code}</td>
+                    <td>
+                      <StatusBadge status={p.status} />
+                    </td>
+                    <td>
+                      <Time ms={p.createdAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+          {data.items.length === 0 ? <p className="empty">No payments match these filters.</p> : null}
+          <Pager
+            pageNumber={list.pageNumber}
+            nextCursor={data.nextCursor}
+            onNext={list.next}
+            onPrevious={list.previous}
+          />
+        </>
+      ) : null}
+    </>
+  );
+}
+
+export function PayoutsPage() {
+  usePageTitle('Payouts');
+  const list = useListState();
+  const { data, error, loading } = useAsync(
+    () => api.get<Page<Payout>>(`/payouts${listQuery(list.filters, list.cursor)}`),
+    [list.key, list.cursor],
+  );
+  return (
+    <>
+      <PageHeading>Payouts</PageHeading>
+      <FilterForm
+        path="/payouts"
+        label="Filter payouts"
+        filters={list.filters}
+        statuses={PAYOUT_STATUSES}
+        orderNumberHint="A platform number (W…) or your own merchantOrderNo."
+      />
+      <ErrorAlert error={error} />
+      {loading && !data ? <Loading what="payouts" /> : null}
+      {data ? (
+        <>
+          <TableWrap label="Payouts">
+            <table aria-busy={loading}>
+              <caption className="visually-hidden">Payouts, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Order</th>
+                  <th scope="col">Your reference</th>
+                  <th scope="col" className="num">
+                    Amount
+                  </th>
+                  <th scope="col" className="num">
+                    Fee
+                  </th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.items.map((p) => (
+                  <tr key={p.orderNo}>
+                    <th scope="row">
+                      <Link to={`/payouts/${p.orderNo}`} className="mono">
+                        {p.orderNo}
+                      </Link>
+                    </th>
+                    <td className="mono">{p.merchantOrderNo}</td>
+                    <td className="num">
+                      {p.amount} {p.currency}
+                    </td>
+                    <td className="num">
+                      {p.fee} {p.currency}
+                    </td>
+                    <td>
+                      <StatusBadge status={p.status} />
+                    </td>
+                    <td>
+                      <Time ms={p.createdAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+          {data.items.length === 0 ? <p className="empty">No payouts match these filters.</p> : null}
+          <Pager
+            pageNumber={list.pageNumber}
+            nextCursor={data.nextCursor}
+            onNext={list.next}
+            onPrevious={list.previous}
+          />
+        </>
+      ) : null}
+    </>
+  );
+}
+
+function Timeline({ entries }: { entries: readonly TimelineEntry[] }) {
+  return (
+    <ol className="timeline">
+      {entries.map((entry, i) => (
+        <li key={`${entry.at}-${i}`}>
+          <StatusBadge status={entry.status} /> <span>{entry.label}</span>
+          <br />
+          <Time ms={entry.at} />
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; reload: () => void }) {
+  const [busy, setBusy] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  const [notice, setNotice] = useState('');
+  const resend = async (eventId: string) => {
+    setBusy(eventId);
+    setError(undefined);
+    setNotice('');
+    try {
+      await api.post(`/events/${encodeURIComponent(eventId)}/resend`);
+      setNotice(`Event ${eventId} was sent again. Its attempts are listed below.`);
+      reload();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(undefined);
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="events">
+      <h2 id="events">Webhook events</h2>
+      <Notice text={notice} />
+      <ErrorAlert error={error} />
+      {events.length === 0 ? (
+        <p className="empty">No webhook yet: events are sent only when the order reaches a final state.</p>
+      ) : null}
+      {events.map((event) => (
+        <article key={event.eventId} className="event" aria-labelledby={`event-${event.eventId}`}>
+          <header className="event-head">
+            <h3 id={`event-${event.eventId}`} className="mono">
+              {event.eventId}
+            </h3>
+            <StatusBadge status={event.status} />
+            <span>
+              Delivery: <StatusBadge status={event.delivery} />
+            </span>
+            <button
+              type="button"
+              className="button button-small"
+              disabled={busy !== undefined}
+              onClick={() => void resend(event.eventId)}
+              aria-label={`Resend event ${event.eventId}`}
+            >
+              {busy === event.eventId ? 'Resending…' : 'Resend'}
+            </button>
+          </header>
+          <Details
+            items={[
+              ['Created', <Time key="c" ms={event.createdAt} />],
+              ['Sent to', <span className="mono break">{event.webhookUrl}</span>],
+              ['Next attempt', event.nextAttemptAt ? <Time ms={event.nextAttemptAt} /> : undefined],
+            ]}
+          />
+          <details>
+            <summary>Body (exact bytes, identical on every attempt)</summary>
+            <pre className="code">{event.body}</pre>
+          </details>
+          <TableWrap label={`Delivery attempts of ${event.eventId}`}>
+            <table className="attempts">
+              <caption className="caption">Delivery attempts ({event.attempts.length})</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">HTTP status</th>
+                  <th scope="col" className="num">
+                    Latency
+                  </th>
+                  <th scope="col">Response (excerpt)</th>
+                </tr>
+              </thead>
+              <tbody>
+                {event.attempts.map((attempt, i) => (
+                  <tr key={`${attempt.at}-${i}`}>
+                    <td>
+                      <Time ms={attempt.at} />
+                    </td>
+                    <td>
+                      {attempt.statusCode === null ? (
+                        <span className="badge badge-bad">no response</span>
+                      ) : (
+                        <span
+                          className={`badge badge-${attempt.statusCode >= 200 && attempt.statusCode < 300 ? 'good' : 'bad'}`}
+                        >
+                          {attempt.statusCode}
+                        </span>
+                      )}
+                    </td>
+                    <td className="num">{attempt.latencyMs === null ? '—' : `${attempt.latencyMs} ms`}</td>
+                    <td>
+                      <code className="excerpt">{attempt.error ?? attempt.responseExcerpt ?? ''}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+          {event.attempts.length === 0 ? <p className="muted">Not attempted yet.</p> : null}
+        </article>
+      ))}
+    </section>
+  );
+}
+
+export function PaymentPage({ orderNo }: { orderNo: string }) {
+  usePageTitle(`Payment ${orderNo}`);
+  const { data, error, loading, reload } = useAsync(
+    () => api.get<PaymentDetail>(`/payments/${encodeURIComponent(orderNo)}`),
+    [orderNo],
+  );
+  const p = data?.payment;
+  return (
+    <>
+      <p className="crumbs">
+        <Link to="/payments">← Payments</Link>
+      </p>
+      <PageHeading>
+        Payment <span className="mono">{orderNo}</span>
+      </PageHeading>
+      <ErrorAlert error={error} />
+      {loading && !data ? <Loading what="the payment" /> : null}
+      {p && data ? (
+        <>
+          <div className="toolbar">
+            <StatusBadge status={p.status} />
+            <button type="button" className="button button-small" onClick={reload}>
+              Refresh
+            </button>
+          </div>
+          <div className="grid-2">
+            <section className="card" aria-labelledby="summary">
+              <h2 id="summary">Order</h2>
+              <Details
+                items={[
+                  ['Status', <StatusBadge status={p.status} />],
+                  ['Amount', `${p.amount} ${p.currency}`],
+                  ['Paid amount', p.paidAmount ? `${p.paidAmount} ${p.currency}` : undefined],
+                  ['Method', p.paymentMethod.code],
+                  ['Your reference', <span className="mono">{p.merchantOrderNo}</span>],
+                  ['Channel trade no.', p.channelTradeNo],
+                  ['Payer name', p.payer?.name],
+                  ['Payer document', p.payer?.documentNumber],
+                  ['Attach', p.attach],
+                  ['Webhook URL', <span className="mono break">{p.webhookUrl}</span>],
+                  ['Created', <Time ms={p.createdAt} />],
+                  ['Expires', p.status === 'PENDING' ? <Time ms={p.expiresAt} /> : undefined],
+                  ['Final since', p.finalizedAt ? <Time ms={p.finalizedAt} /> : undefined],
+                  [
+                    'Cashier page',
+                    p.status === 'PENDING' ? (
+                      <a href={p.cashierUrl} target="_blank" rel="noreferrer">
+                        Open the cashier page<span className="visually-hidden"> (new tab)</span>
+                      </a>
+                    ) : undefined,
+                  ],
+                ]}
+              />
+            </section>
+            <section className="card" aria-labelledby="timeline">
+              <h2 id="timeline">Timeline</h2>
+              <Timeline entries={data.timeline} />
+            </section>
+          </div>
+          <EventsSection events={data.events} reload={reload} />
+        </>
+      ) : null}
+    </>
+  );
+}
+
+export function PayoutPage({ orderNo }: { orderNo: string }) {
+  usePageTitle(`Payout ${orderNo}`);
+  const { data, error, loading, reload } = useAsync(
+    () => api.get<PayoutDetail>(`/payouts/${encodeURIComponent(orderNo)}`),
+    [orderNo],
+  );
+  const p = data?.payout;
+  const r = data?.receipt;
+  return (
+    <>
+      <p className="crumbs">
+        <Link to="/payouts">← Payouts</Link>
+      </p>
+      <PageHeading>
+        Payout <span className="mono">{orderNo}</span>
+      </PageHeading>
+      <ErrorAlert error={error} />
+      {loading && !data ? <Loading what="the payout" /> : null}
+      {p && r && data ? (
+        <>
+          <div className="toolbar">
+            <StatusBadge status={p.status} />
+            <button type="button" className="button button-small" onClick={reload}>
+              Refresh
+            </button>
+            <button type="button" className="button button-small" onClick={() => window.print()}>
+              Print receipt
+            </button>
+          </div>
+          <div className="grid-2">
+            <section className="card receipt" aria-labelledby="receipt">
+              <h2 id="receipt">Receipt</h2>
+              <Details
+                items={[
+                  ['Status', <StatusBadge status={r.status} />],
+                  ['Payee', r.payee.name],
+                  ['Account', <span className="mono">{r.payee.accountNumber}</span>],
+                  ['Bank code', r.payee.bankCode],
+                  ['Payee document', r.payee.documentNumber],
+                  ['Amount', `${r.amount} ${r.currency}`],
+                  ['Fee', `${r.fee} ${r.currency}`],
+                  ['Total debited', `${r.total} ${r.currency}`],
+                  ['Channel trade no.', r.channelTradeNo],
+                  ['Refund no.', r.refundNo],
+                  ['Refunded amount', r.refundAmount ? `${r.refundAmount} ${r.currency}` : undefined],
+                  ['Refund time', r.refundTime ? <Time ms={r.refundTime} /> : undefined],
+                  ['Your reference', <span className="mono">{r.merchantOrderNo}</span>],
+                  ['Created', <Time ms={r.createdAt} />],
+                  ['Confirmed', r.confirmedAt ? <Time ms={r.confirmedAt} /> : undefined],
+                  ['Final since', r.finalizedAt ? <Time ms={r.finalizedAt} /> : undefined],
+                  ['Attach', p.attach],
+                  ['Webhook URL', <span className="mono break">{p.webhookUrl}</span>],
+                ]}
+              />
+            </section>
+            <section className="card" aria-labelledby="timeline">
+              <h2 id="timeline">Timeline</h2>
+              <Timeline entries={data.timeline} />
+            </section>
+          </div>
+          <EventsSection events={data.events} reload={reload} />
+        </>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,240 @@
+/**
+ * The merchant portal in a real browser: Chromium (headless, driven by playwright-core) against a
+ * real platform on loopback, with orders created through signed API requests and paid on the
+ * sandbox cashier page.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { generateSigningKey } from '@paygate/protocol';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import {
+  buildRead,
+  createMerchant,
+  get,
+  paymentInput,
+  post,
+  startTestPlatform,
+  type TestMerchant,
+  type TestPlatform,
+} from '../../server/test/harness.js';
+import { portalUser } from '../../server/test/portal-harness.js';
+import { ensurePortalBuilt, launchChromium, screenshot, textOf } from './browser.js';
+
+interface Payment {
+  orderNo: string;
+  merchantOrderNo: string;
+  status: string;
+  cashierUrl: string;
+  payer?: { name?: string; documentNumber?: string };
+}
+
+describe('merchant portal in Chromium', () => {
+  let platform: TestPlatform;
+  let browser: Browser;
+  let shopA: TestMerchant;
+  let shopB: TestMerchant;
+  let userA: { email: string; password: string };
+  let userB: { email: string; password: string };
+  let contextA: BrowserContext;
+  let pageA: Page;
+  let paidOrder: Payment;
+
+  before(async () => {
+    browser = await launchChromium();
+    ensurePortalBuilt();
+    platform = await startTestPlatform();
+    shopA = await createMerchant(platform, 'Loja Aurora');
+    shopB = await createMerchant(platform, 'Other Shop');
+    userA = await portalUser(platform, shopA);
+    userB = await portalUser(platform, shopB);
+    contextA = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    pageA = await contextA.newPage();
+    pageA.setDefaultTimeout(10_000);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await platform?.close();
+  });
+
+  const signIn = async (page: Page, user: { email: string; password: string }) => {
+    await page.goto(`${platform.url}/portal/`);
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
+  };
+
+  const createPayment = async (merchant: TestMerchant, overrides: Record<string, unknown> = {}) => {
+    const created = await post<Payment>(platform, merchant, '/api/v1/payments', paymentInput(overrides));
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    return created.body.data as Payment;
+  };
+
+  it('signs in (keyboard only) and shows the environment badge', async () => {
+    await pageA.goto(`${platform.url}/portal/`);
+    await pageA.getByRole('heading', { level: 1, name: 'Sign in to the merchant portal' }).waitFor();
+    await screenshot(pageA, '01-sign-in');
+    // Keyboard only: the page heading has focus, Tab reaches the fields, Enter submits.
+    await pageA.keyboard.press('Tab');
+    await pageA.keyboard.type(userA.email);
+    await pageA.keyboard.press('Tab');
+    await pageA.keyboard.type(userA.password);
+    await pageA.keyboard.press('Enter');
+    await pageA.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
+    assert.equal(await textOf(pageA, '.topbar .env'), 'Sandbox');
+    assert.equal(await textOf(pageA, '.topbar .merchant'), 'Loja Aurora');
+    const cookies = await contextA.cookies();
+    const session = cookies.find((c) => c.name === 'paygate_portal');
+    assert.ok(session?.httpOnly, 'the session cookie is HttpOnly');
+    assert.equal(session?.sameSite, 'Strict');
+    assert.equal(await pageA.evaluate(() => document.cookie), '', 'scripts cannot read the session cookie');
+  });
+
+  it('shows the credentials and uploads a second public key that then signs requests', async () => {
+    await pageA.getByRole('link', { name: 'Credentials' }).click();
+    await pageA.getByRole('heading', { level: 1, name: 'Credentials' }).waitFor();
+    assert.equal(await textOf(pageA, '[data-testid="value-access-key"]'), shopA.accessKey);
+    assert.equal(await textOf(pageA, '[data-testid="value-body-keyid"]'), shopA.bodyKey.keyId);
+    const webhookKeyid = shopA.webhookKeys[0]?.keyid as string;
+    assert.ok((await pageA.locator('#webhook-keys + p + ul').textContent())?.includes(webhookKeyid));
+    assert.equal(await pageA.getByRole('button', { name: /^Copy / }).count(), 3 + 2 * shopA.webhookKeys.length);
+
+    const next = generateSigningKey();
+    await pageA.getByLabel('Add a public key').fill(next.publicKey.toString('base64'));
+    await pageA.getByRole('button', { name: 'Upload key' }).click();
+    await pageA.getByText('Public key added.').waitFor();
+    const rows = pageA.getByRole('region', { name: 'Your public keys' }).locator('tbody tr');
+    assert.equal(await rows.count(), 2);
+    assert.equal(await pageA.getByRole('button', { name: 'Upload key' }).isDisabled(), true, 'two keys are active');
+    await screenshot(pageA, '02-credentials');
+
+    const rotated: TestMerchant = { ...shopA, key: next };
+    assert.equal((await get(platform, rotated, '/api/v1/balances')).status, 200, 'the uploaded key signs');
+  });
+
+  it('pays a payment on the sandbox cashier page and shows it SUCCEEDED with the payer in the portal', async () => {
+    const payment = await createPayment(shopA, { amount: '249.90' });
+    const cashier = await contextA.newPage();
+    // cashierUrl carries the configured public URL; the test platform listens on a random port.
+    assert.ok(payment.cashierUrl.endsWith(`/cashier/${payment.orderNo}`));
+    await cashier.goto(`${platform.url}/cashier/${payment.orderNo}`);
+    assert.equal(await textOf(cashier, '[data-testid="amount"]'), '249.90 BRL');
+    assert.equal(await textOf(cashier, '[data-testid="method"]'), 'Pix');
+    await cashier.getByLabel('Payer name').fill('Maria Silva');
+    await cashier.getByLabel('Document number').fill('00123456789');
+    await screenshot(cashier, '03-cashier');
+    await cashier.getByRole('button', { name: /^Pay / }).click();
+    await cashier.getByText('Payment received').waitFor();
+    await screenshot(cashier, '04-cashier-paid');
+    await cashier.close();
+
+    await pageA.getByRole('link', { name: 'Payments' }).click();
+    await pageA.getByLabel('Order number').fill(payment.merchantOrderNo);
+    await pageA.getByLabel('Status').selectOption('SUCCEEDED');
+    await pageA.getByRole('button', { name: 'Apply filters' }).click();
+    const link = pageA.getByRole('link', { name: payment.orderNo });
+    await link.waitFor();
+    assert.equal(await pageA.locator('table tbody tr').count(), 1);
+    await link.click();
+    await pageA.getByRole('heading', { level: 1, name: `Payment ${payment.orderNo}` }).waitFor();
+    const details = (await pageA.locator('#summary + dl').textContent()) ?? '';
+    assert.match(details, /StatusSUCCEEDED/);
+    assert.match(details, /Payer nameMaria Silva/);
+    assert.match(details, /Payer document00123456789/);
+    assert.match(details, /Paid amount249.90 BRL/);
+    const timeline = (await pageA.locator('.timeline').textContent()) ?? '';
+    assert.match(timeline, /Order created/);
+    assert.match(timeline, /Succeeded/);
+    await pageA.getByRole('heading', { level: 3, name: /^evt_/ }).waitFor();
+    await screenshot(pageA, '05-order-succeeded');
+    paidOrder = payment;
+  });
+
+  it('shows the balance and ledger entries and exports them as CSV', async () => {
+    await pageA.getByRole('link', { name: 'Balances & ledger' }).click();
+    await pageA.getByRole('heading', { level: 1, name: 'Balances and ledger' }).waitFor();
+    const available = await textOf(pageA, '[data-testid="available-BRL"]');
+    assert.notEqual(available, '0.00');
+    await pageA.getByRole('link', { name: paidOrder.orderNo }).first().waitFor();
+    const [download] = await Promise.all([
+      pageA.waitForEvent('download'),
+      pageA.getByRole('link', { name: 'Download CSV' }).click(),
+    ]);
+    const path = await download.path();
+    assert.ok(path);
+    const { readFileSync } = await import('node:fs');
+    const csv = readFileSync(path, 'utf8');
+    assert.match(csv, /^entryId,createdAt,currency,account,side,amount,transactionKind,reference,orderNo\r\n/);
+    assert.ok(csv.includes(`payment:${paidOrder.orderNo}:succeeded`));
+    await screenshot(pageA, '06-balances');
+  });
+
+  it('lists rejected requests with the failed step and the signature base (sandbox)', async () => {
+    const bad = buildRead(shopA, '/api/v1/payments', `orderNo=${paidOrder.orderNo}`, platform.services.now());
+    bad.headers.signature = `merchant=:${Buffer.alloc(64, 1).toString('base64')}:`;
+    const refused = await fetch(`${platform.url}/api/v1/payments?orderNo=${paidOrder.orderNo}`, {
+      headers: bad.headers,
+    });
+    assert.equal(refused.status, 401);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await pageA.getByRole('link', { name: 'Rejected requests' }).click();
+    await pageA.getByRole('heading', { level: 1, name: 'Rejected requests' }).waitFor();
+    const base = await pageA.locator('[data-testid="signature-base"]').first().textContent();
+    assert.ok(base?.startsWith('"@method": GET\n"@path": /api/v1/payments\n"@query": ?orderNo='), base ?? '');
+    assert.match((await pageA.locator('article').first().textContent()) ?? '', /Ed25519 signature/);
+    await screenshot(pageA, '07-rejected-requests');
+  });
+
+  it("another merchant's session cannot see the order", async () => {
+    const contextB = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const pageB = await contextB.newPage();
+    pageB.setDefaultTimeout(10_000);
+    try {
+      await signIn(pageB, userB);
+      assert.equal(await textOf(pageB, '.topbar .merchant'), 'Other Shop');
+      assert.equal(await pageB.getByRole('link', { name: paidOrder.orderNo }).count(), 0);
+      await pageB.goto(`${platform.url}/portal/payments/${paidOrder.orderNo}`);
+      await pageB.getByRole('alert').filter({ hasText: 'no such order' }).waitFor();
+      assert.equal(await pageB.getByText('Maria Silva').count(), 0);
+      await pageB.goto(`${platform.url}/portal/payments?orderNo=${paidOrder.merchantOrderNo}`);
+      await pageB.getByText('No payments match these filters.').waitFor();
+      await screenshot(pageB, '08-other-merchant');
+    } finally {
+      await contextB.close();
+    }
+  });
+
+  it('works on a phone-sized screen: the navigation folds behind a Menu button', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const page = await phone.newPage();
+    page.setDefaultTimeout(10_000);
+    try {
+      await signIn(page, userA);
+      const nav = page.getByRole('navigation', { name: 'Primary' });
+      assert.equal(await nav.isVisible(), false);
+      const menu = page.getByRole('button', { name: 'Menu' });
+      await menu.click();
+      assert.equal(await menu.getAttribute('aria-expanded'), 'true');
+      await page.getByRole('link', { name: 'Payments', exact: true }).waitFor();
+      await screenshot(page, '09-phone-menu');
+      await page.getByRole('link', { name: 'Payments', exact: true }).click();
+      await page.getByRole('link', { name: paidOrder.orderNo }).click();
+      await page.getByRole('heading', { level: 1, name: `Payment ${paidOrder.orderNo}` }).waitFor();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `no sideways scrolling of the page (${overflow}px)`);
+      await screenshot(page, '10-phone-order');
+    } finally {
+      await phone.close();
+    }
+  });
+
+  it('signs out: the portal is closed again and the old session is dead', async () => {
+    await pageA.getByRole('button', { name: 'Sign out' }).click();
+    await pageA.getByRole('heading', { level: 1, name: 'Sign in to the merchant portal' }).waitFor();
+    await pageA.goto(`${platform.url}/portal/credentials`);
+    await pageA.getByRole('heading', { level: 1, name: 'Sign in to the merchant portal' }).waitFor();
+    const status = await pageA.evaluate(async () => (await fetch('/portal/api/session')).status);
+    assert.equal(status, 401);
+  });
+});
