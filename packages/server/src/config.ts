@@ -24,6 +24,8 @@ export interface Config {
   readonly webhookRetrySchedule: readonly number[];
   /** Whether webhooks may go to loopback and private addresses. */
   readonly webhookAllowPrivate: boolean;
+  /** Deliveries each dispatcher process runs at once. */
+  readonly webhookConcurrency: number;
   /** How long a PENDING payment waits for its payer, in milliseconds. */
   readonly paymentExpiryMs: number;
   /** Requests per second each merchant may make (bursts up to twice that); 0 turns limiting off. */
@@ -103,6 +105,7 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
   PAYGATE_WORKERS: bool.default(true),
+  PAYGATE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   PAYGATE_FEES: feesJson.optional(),
   PAYGATE_RATE_LIMIT: z.coerce.number().int().min(0).default(500),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -145,6 +148,7 @@ export function parseConfig(
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
     paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
     runWorkers: e.PAYGATE_WORKERS,
+    webhookConcurrency: e.PAYGATE_WEBHOOK_CONCURRENCY,
     fees: e.PAYGATE_FEES ?? DEFAULT_FEES,
     rateLimitPerSecond: e.PAYGATE_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,

@@ -19,6 +19,9 @@ export function ulid(nowMs: number): string {
 /** Event ids: `evt_` and a ULID. */
 export const newEventId = (nowMs: number) => `evt_${ulid(nowMs)}`;
 
+/** What an event id looks like. */
+export const EVENT_ID = /^evt_[0-9A-HJKMNP-TV-Z]{26}$/;
+
 /** Random lowercase alphanumerics of the given length (access keys, key ids). */
 export function randomToken(length: number): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';

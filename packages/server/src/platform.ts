@@ -32,7 +32,7 @@ export async function startPlatform(
   const stops: (() => Promise<void>)[] = [];
   if (config.runWorkers) {
     stops.push(startSweeper(services, app.log, options.sweepIntervalMs));
-    stops.push(startDispatcher(services.webhooks, app.log));
+    stops.push(startDispatcher(services.webhooks, app.log, { concurrency: config.webhookConcurrency }));
   }
   const address = await app.listen({ host: config.host, port: config.port });
   const url = address.replace('[::1]', '127.0.0.1');

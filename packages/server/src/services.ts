@@ -11,8 +11,7 @@ import { PlatformKeys } from './modules/platform-keys/service.js';
 import { PortalAccounts } from './modules/portal/service.js';
 import { Rates } from './modules/rates/service.js';
 import { Metrics } from './modules/metrics/metrics.js';
-import type { Resolver } from './modules/webhooks/destination.js';
-import { Webhooks } from './modules/webhooks/service.js';
+import { type WebhookOptions, Webhooks } from './modules/webhooks/service.js';
 
 /** Everything the HTTP layer, the workers and the operator API share, built once per process. */
 export interface Services {
@@ -41,8 +40,8 @@ export interface ServiceOptions {
   readonly masterKey?: Buffer;
   /** Extra payment hooks; the ledger's credit on SUCCEEDED always runs first. */
   readonly paymentHooks?: PaymentHooks;
-  /** DNS resolution for webhook destinations (tests inject one). */
-  readonly webhookResolver?: Resolver;
+  /** Webhook delivery tuning: DNS resolution, timeouts, jitter (tests inject these). */
+  readonly webhooks?: Omit<WebhookOptions, 'observer'>;
 }
 
 /** Builds the services over an open, migrated database. */
@@ -60,9 +59,9 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
   };
   const platformKeys = new PlatformKeys(db, config.environment, sealer, now);
   // The queue gauges read the outbox when scraped, by which time `webhooks` exists.
-  const metrics = new Metrics(() => webhooks.queueStats());
-  const webhooks = new Webhooks(db, config, platformKeys, now, {
-    ...(options.webhookResolver ? { resolve: options.webhookResolver } : {}),
+  const metrics: Metrics = new Metrics(() => webhooks.queueStats());
+  const webhooks: Webhooks = new Webhooks(db, config, platformKeys, now, {
+    ...options.webhooks,
     observer: metrics,
   });
   return {

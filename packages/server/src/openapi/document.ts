@@ -3,6 +3,7 @@ import { ledgerPaths, ledgerSchemas } from '../modules/ledger/openapi.js';
 import { paymentPaths, paymentSchemas } from '../modules/payments/openapi.js';
 import { payoutPaths, payoutSchemas } from '../modules/payouts/openapi.js';
 import { ratePaths, rateSchemas } from '../modules/rates/openapi.js';
+import { webhookDeliveries, webhookPaths, webhookSchemas } from '../modules/webhooks/openapi.js';
 import type { PathItem, Schema } from './common.js';
 
 const schemas: Record<string, Schema> = {
@@ -64,6 +65,7 @@ const schemas: Record<string, Schema> = {
   ...balanceSchemas,
   ...rateSchemas,
   ...ledgerSchemas,
+  ...webhookSchemas,
 };
 
 const paths: Record<string, PathItem> = {
@@ -72,6 +74,7 @@ const paths: Record<string, PathItem> = {
   ...balancePaths,
   ...ratePaths,
   ...ledgerPaths,
+  ...webhookPaths,
 };
 
 /** The OpenAPI 3.1 document of the merchant API. */
@@ -98,6 +101,7 @@ export function openApiDocument(): Record<string, unknown> {
       schemas,
     },
     paths,
+    webhooks: webhookDeliveries,
   };
 }
 

@@ -21,7 +21,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   await migrate(db);
   const services = createServices(config, db);
   const worker = workerId();
-  const concurrency = Number(env.PAYGATE_WORKER_CONCURRENCY ?? 8);
+  const concurrency = config.webhookConcurrency;
   const stop = startDispatcher(services.webhooks, log, { concurrency, worker });
   log.info({ worker, concurrency }, 'paygate worker started');
   const shutdown = async () => {

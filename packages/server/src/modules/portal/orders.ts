@@ -29,7 +29,9 @@ export interface EventView {
   readonly createdAt: number;
   /** The exact body sent (fixed at creation). */
   readonly body: string;
+  /** pending, delivered or failed. */
   readonly delivery: string;
+  readonly nextAttemptAt: number | null;
   readonly attempts: readonly AttemptView[];
 }
 
@@ -46,7 +48,7 @@ export function assertOrderNo(orderNo: string, type: OrderType): void {
   if (!ORDER_NO[type].test(orderNo)) throw orderNotFound();
 }
 
-/** The order's events, oldest first, each with its delivery attempts. */
+/** The order's events, oldest first, each with its delivery state and every attempt. */
 export async function eventsOf(
   services: Services,
   merchantId: bigint,
@@ -59,20 +61,31 @@ export async function eventsOf(
     webhook_url: string;
     body: Uint8Array;
     created_at: Date;
+    delivery_status: string;
+    next_attempt_at: Date | null;
   }>(
-    `SELECT event_id, status, webhook_url, body, created_at FROM events
+    `SELECT event_id, status, webhook_url, body, created_at, delivery_status, next_attempt_at FROM events
       WHERE merchant_id = $1 AND order_type = $2 AND order_no = $3 ORDER BY created_at, id`,
     [merchantId, orderType, orderNo],
   );
-  return result.rows.map((row) => ({
-    eventId: row.event_id,
-    status: row.status,
-    webhookUrl: row.webhook_url,
-    createdAt: row.created_at.getTime(),
-    body: Buffer.from(row.body).toString('utf8'),
-    delivery: 'pending',
-    attempts: [],
-  }));
+  return Promise.all(
+    result.rows.map(async (row) => ({
+      eventId: row.event_id,
+      status: row.status,
+      webhookUrl: row.webhook_url,
+      createdAt: row.created_at.getTime(),
+      body: Buffer.from(row.body).toString('utf8'),
+      delivery: row.delivery_status,
+      nextAttemptAt: row.delivery_status === 'pending' ? (row.next_attempt_at?.getTime() ?? null) : null,
+      attempts: (await services.webhooks.attempts(row.event_id)).map((attempt) => ({
+        at: attempt.startedAt,
+        statusCode: attempt.statusCode,
+        latencyMs: attempt.latencyMs,
+        responseExcerpt: attempt.responseExcerpt,
+        error: attempt.error,
+      })),
+    })),
+  );
 }
 
 function byTime(entries: TimelineEntry[]): TimelineEntry[] {

@@ -308,9 +308,10 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
   });
 }
 
-/** Re-sending a webhook event; the delivery itself belongs to the webhooks module. */
-function registerEventRoutes(auth: FastifyInstance, _services: Services): void {
-  auth.post('/events/:eventId/resend', async () => {
-    throw new DomainError('NOT_FOUND', 'webhook delivery is not available yet');
+/** Re-sending a webhook event (same eventId and body, fresh signature); delivery is the webhooks module's. */
+function registerEventRoutes(auth: FastifyInstance, services: Services): void {
+  auth.post('/events/:eventId/resend', async (request) => {
+    const { eventId } = request.params as { eventId: string };
+    return success(await services.webhooks.resend(eventId, sessionOf(request).merchant.id));
   });
 }

@@ -6,9 +6,23 @@ import ipaddr from 'ipaddr.js';
 const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200']);
 
 /**
+ * IPv4 special-purpose blocks (RFC 6890) that ipaddr.js calls unicast: protocol assignments,
+ * documentation, benchmarking and the former class E. None is a merchant's server.
+ */
+const SPECIAL_IPV4 = [
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '240.0.0.0/4',
+].map((cidr) => ipaddr.IPv4.parseCIDR(cidr));
+
+/**
  * Whether an address is a public unicast address. Loopback, private, link-local, CGNAT,
- * multicast, unspecified, broadcast, reserved, unique-local and cloud metadata addresses are
- * not; an IPv4-mapped IPv6 address is judged by the IPv4 address it maps.
+ * multicast, unspecified, broadcast, reserved, documentation, benchmarking, unique-local and
+ * cloud metadata addresses are not; an IPv4-mapped IPv6 address is judged by the IPv4 address
+ * it maps.
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
@@ -17,6 +31,8 @@ export function isPublicAddress(address: string): boolean {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
   if (METADATA.has(parsed.toString())) return false;
+  if (parsed.kind() === 'ipv4' && SPECIAL_IPV4.some((cidr) => (parsed as ipaddr.IPv4).match(cidr))) return false;
+  // For IPv6 this also refuses the forms that embed an IPv4 address (6to4, Teredo, NAT64).
   return parsed.range() === 'unicast';
 }
 

@@ -3,6 +3,7 @@ import { signWebhook } from '@paygate/protocol';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
+import { EVENT_ID } from '../../ids.js';
 import { decodeCursor, encodeCursor } from '../../validation.js';
 import type { PlatformKeys } from '../platform-keys/service.js';
 import { DestinationRefused, type Resolver, resolveDestination } from './destination.js';
@@ -68,12 +69,40 @@ export interface EventView {
   }[];
 }
 
+/**
+ * Delay before retry number `retry` (1-based): the schedule's step with ±10 % jitter (so that
+ * events failed together do not retry together). A receiver's Retry-After is honoured within the
+ * schedule: never sooner than it asks, never later than the schedule's longest step.
+ */
+export function retryDelay(
+  schedule: readonly number[],
+  retry: number,
+  retryAfterMs: number | undefined,
+  random: () => number,
+): number {
+  const base = schedule[Math.min(retry, schedule.length) - 1] ?? schedule.at(-1) ?? 60_000;
+  const delay = Math.round(base * (1 + (random() * 0.2 - 0.1)));
+  if (retryAfterMs === undefined) return delay;
+  return Math.min(Math.max(delay, retryAfterMs), Math.max(...schedule));
+}
+
 /** What one dispatcher step did. */
 export type StepOutcome = 'idle' | 'delivered' | 'retry' | 'failed' | 'lost-lease';
 
 /** Observes attempts (metrics). */
 export interface DeliveryObserver {
   attempt(outcome: 'delivered' | 'retry' | 'failed', latencyMs: number): void;
+}
+
+/** What tests and operators may tune; production uses the defaults. */
+export interface WebhookOptions {
+  /** DNS resolution of webhook hosts. */
+  readonly resolve?: Resolver;
+  readonly observer?: DeliveryObserver;
+  /** Jitter source, [0, 1). */
+  readonly random?: () => number;
+  readonly connectTimeoutMs?: number;
+  readonly totalTimeoutMs?: number;
 }
 
 /**
@@ -87,7 +116,7 @@ export class Webhooks {
     private readonly config: Pick<Config, 'environment' | 'webhookRetrySchedule' | 'webhookAllowPrivate'>,
     private readonly platformKeys: PlatformKeys,
     private readonly now: () => number = Date.now,
-    private readonly options: { resolve?: Resolver; observer?: DeliveryObserver; random?: () => number } = {},
+    private readonly options: WebhookOptions = {},
   ) {}
 
   /** Attempts an event may make in all: the first and one per scheduled retry. */
@@ -95,15 +124,9 @@ export class Webhooks {
     return this.config.webhookRetrySchedule.length + 1;
   }
 
-  /** Delay before retry number `retry` (1-based), ±10 % jitter, and at least Retry-After. */
+  /** Delay before retry number `retry` (1-based) of this platform's schedule. */
   retryDelay(retry: number, retryAfterMs?: number): number {
-    const schedule = this.config.webhookRetrySchedule;
-    const base = schedule[Math.min(retry, schedule.length) - 1] ?? schedule.at(-1) ?? 60_000;
-    const jitter = 1 + ((this.options.random ?? Math.random)() * 0.2 - 0.1);
-    const delay = Math.round(base * jitter);
-    if (retryAfterMs === undefined) return delay;
-    // Retry-After is honoured within the schedule: never sooner, never past its longest step.
-    return Math.min(Math.max(delay, retryAfterMs), Math.max(...schedule));
+    return retryDelay(this.config.webhookRetrySchedule, retry, retryAfterMs, this.options.random ?? Math.random);
   }
 
   /** Claims the oldest due event for `worker`; `undefined` when none is due. */
@@ -164,8 +187,8 @@ export class Webhooks {
         { keyid: signer.keyid, key: signer.key, created: Math.floor(now / 1000), nonce },
       );
       result = await send(destination, headers, body, {
-        connectTimeoutMs: CONNECT_TIMEOUT_MS,
-        totalTimeoutMs: TOTAL_TIMEOUT_MS,
+        connectTimeoutMs: this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+        totalTimeoutMs: this.options.totalTimeoutMs ?? TOTAL_TIMEOUT_MS,
         excerptBytes: EXCERPT_BYTES,
         now: this.now,
       });
@@ -323,6 +346,7 @@ export class Webhooks {
    * merchant's own events (operators pass `undefined`).
    */
   async resend(eventId: string, merchantId?: bigint): Promise<EventView> {
+    if (!EVENT_ID.test(eventId)) throw validationFailed([{ field: 'eventId', message: 'an eventId (evt_…)' }]);
     const now = new Date(this.now());
     const result = await this.db.query<EventRow>(
       `UPDATE events SET

@@ -1,0 +1,195 @@
+import {
+  decimal,
+  page,
+  type PathItem,
+  readOperation,
+  ref,
+  type Schema,
+  unixMs,
+  writeOperation,
+} from '../../openapi/common.js';
+
+const attempt: Schema = {
+  type: 'object',
+  required: ['attempt', 'startedAt', 'latencyMs', 'statusCode', 'responseExcerpt', 'error'],
+  properties: {
+    attempt: { type: 'integer', minimum: 1 },
+    startedAt: unixMs('When the attempt started'),
+    latencyMs: { type: 'integer' },
+    statusCode: { type: ['integer', 'null'], description: 'The receiver’s HTTP status; null when none came' },
+    responseExcerpt: { type: ['string', 'null'], description: 'At most 1 KiB of the receiver’s answer' },
+    error: {
+      type: ['string', 'null'],
+      description: 'Connection error, timeout, or why the destination was refused (SSRF guard)',
+    },
+  },
+};
+
+export const webhookSchemas: Record<string, Schema> = {
+  PaymentEvent: {
+    type: 'object',
+    description:
+      'Body of a payment webhook (SUCCEEDED, FAILED, EXPIRED, CANCELED). Fixed when the event is created, payer included; every attempt sends the same bytes.',
+    required: ['eventId', 'orderType', 'orderNo', 'merchantOrderNo', 'status', 'currency', 'amount'],
+    properties: {
+      eventId: { type: 'string', pattern: '^evt_[0-9A-Z]{26}$' },
+      orderType: { const: 'PAYMENT' },
+      orderNo: { type: 'string', pattern: '^P[0-9]{18}$' },
+      merchantOrderNo: { type: 'string' },
+      status: { type: 'string', enum: ['SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'] },
+      currency: { type: 'string', enum: ['BRL', 'MXN', 'USD', 'EUR'] },
+      amount: decimal('Order amount'),
+      paidAmount: decimal('What the payer paid (SUCCEEDED)'),
+      channelTradeNo: { type: 'string' },
+      payer: ref('Payer'),
+      attach: { type: 'string' },
+    },
+  },
+  WebhookEvent: {
+    type: 'object',
+    description: 'A webhook event and its delivery state.',
+    required: [
+      'eventId',
+      'orderType',
+      'orderNo',
+      'status',
+      'deliveryStatus',
+      'attempts',
+      'createdAt',
+      'deliveredAt',
+      'nextAttemptAt',
+      'lastStatusCode',
+      'lastError',
+    ],
+    properties: {
+      eventId: { type: 'string', pattern: '^evt_[0-9A-Z]{26}$' },
+      orderType: { type: 'string', enum: ['PAYMENT', 'PAYOUT'] },
+      orderNo: { type: 'string' },
+      status: { type: 'string', description: 'The order state the event reports' },
+      deliveryStatus: {
+        type: 'string',
+        enum: ['pending', 'delivered', 'failed'],
+        description:
+          'pending: waiting for its next attempt; delivered: a 2xx came back; failed: out of attempts (or, for REFUNDED, past 24 h), kept with every attempt',
+      },
+      attempts: { type: 'integer', description: 'Attempts made so far' },
+      createdAt: unixMs('When the event was created'),
+      deliveredAt: { type: ['integer', 'null'], description: 'When a 2xx came back (Unix ms)' },
+      nextAttemptAt: { type: ['integer', 'null'], description: 'When a pending event is next attempted (Unix ms)' },
+      lastStatusCode: { type: ['integer', 'null'] },
+      lastError: { type: ['string', 'null'] },
+      attemptLog: {
+        type: 'array',
+        items: attempt,
+        description: 'Every attempt, oldest first (listing by orderNo only)',
+      },
+    },
+  },
+};
+
+const DELIVERY_HEADERS = [
+  ['Content-Type', 'application/json'],
+  ['Content-Digest', 'sha-256=:<base64 SHA-256 of the body bytes>:'],
+  ['Webhook-Event-Id', 'Equal to eventId in the body'],
+  [
+    'Signature-Input',
+    'platform=("@method" "@path" "@query" "content-type" "content-digest" "webhook-event-id");created=…;expires=…;nonce="<uuid v4>";keyid="<platform webhook key id>";alg="ed25519"',
+  ],
+  ['Signature', 'platform=:<base64 Ed25519 signature>:'],
+].map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } }));
+
+const delivery = (summary: string, body: string) => ({
+  post: {
+    summary,
+    description:
+      'Sent to the order’s webhookUrl when it reaches a final state; @path and @query are the URL’s. Every attempt is signed afresh (new created, expires, nonce) with the active platform webhook key, whose keyid selects it among the published keys; the body and eventId never change. Any non-2xx, timeout or connection error is retried on the schedule (PAYGATE_WEBHOOK_RETRY_SCHEDULE; by default 16 attempts over about three days, with jitter; Retry-After on 429/503 is honoured within it). Redirects are not followed. REFUNDED events stop 24 h after they were created.',
+    parameters: DELIVERY_HEADERS,
+    requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } },
+    responses: { '2xx': { description: 'Processed or durably accepted; anything else is a failed attempt' } },
+  },
+});
+
+/** Deliveries the platform makes to merchants (OpenAPI 3.1 top-level `webhooks`). */
+export const webhookDeliveries: Record<string, PathItem> = {
+  paymentEvent: delivery('A payment reached a final state', 'PaymentEvent'),
+  payoutEvent: delivery('A payout reached a final state, or was returned', 'PayoutEvent'),
+};
+
+export const webhookPaths: Record<string, PathItem> = {
+  '/api/v1/events': {
+    get: readOperation({
+      summary: 'List webhook events',
+      description:
+        'The merchant’s webhook events, newest first, with cursor paging. With orderNo, each event also carries its attemptLog.',
+      tags: ['Webhooks'],
+      query: [
+        { name: 'orderNo', description: 'Only the events of this order (P… or W…)' },
+        {
+          name: 'status',
+          description: 'Delivery status',
+          schema: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+        },
+        { name: 'from', description: 'Created at or after (Unix ms)', schema: { type: 'integer' } },
+        { name: 'to', description: 'Created at or before (Unix ms)', schema: { type: 'integer' } },
+        {
+          name: 'pageSize',
+          description: '1 to 100, default 20',
+          schema: { type: 'integer', minimum: 1, maximum: 100 },
+        },
+        { name: 'cursor', description: 'nextCursor of the previous page' },
+      ],
+      data: page(ref('WebhookEvent')),
+    }),
+  },
+  '/api/v1/events/resend': {
+    post: writeOperation({
+      summary: 'Resend a webhook event',
+      description:
+        'Delivers the event again with the same eventId and body bytes and a fresh signature. A pending event is made due now; a delivered or failed one gets one more attempt (a failed REFUNDED event too: a deliberate resend is not an automatic retry). The operator command `paygate events resend --event-id EVT` does the same.',
+      tags: ['Webhooks'],
+      plaintext: {
+        type: 'object',
+        required: ['eventId'],
+        properties: { eventId: { type: 'string', pattern: '^evt_[0-9A-Z]{26}$' } },
+      },
+      data: ref('WebhookEvent'),
+      errors: { '404': 'EVENT_NOT_FOUND: no such event of this merchant' },
+    }),
+  },
+  '/.well-known/paygate/webhook-keys': {
+    get: {
+      summary: 'Published platform webhook keys',
+      description:
+        'Unauthenticated. The Ed25519 public keys a merchant may see webhook signatures from, by keyid: the active one and any still enabled during a rotation. Not wrapped in msg/data.',
+      tags: ['Webhooks'],
+      responses: {
+        '200': {
+          description: 'The keys',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['environment', 'keys'],
+                properties: {
+                  environment: { type: 'string', enum: ['sandbox', 'production'] },
+                  keys: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['keyid', 'publicKey', 'status'],
+                      properties: {
+                        keyid: { type: 'string' },
+                        publicKey: { type: 'string', description: 'Base64 of the raw 32-byte Ed25519 public key' },
+                        status: { type: 'string', enum: ['active', 'enabled'] },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
