@@ -18,6 +18,7 @@ import {
   type TestPlatform,
 } from '../../server/test/harness.js';
 import { portalUser } from '../../server/test/portal-harness.js';
+import { type Receiver, startReceiver } from '../../server/test/receiver.js';
 import { ensurePortalBuilt, launchChromium, screenshot, textOf } from './browser.js';
 
 interface Payment {
@@ -38,11 +39,15 @@ describe('merchant portal in Chromium', () => {
   let contextA: BrowserContext;
   let pageA: Page;
   let paidOrder: Payment;
+  let receiver: Receiver;
 
   before(async () => {
     browser = await launchChromium();
     ensurePortalBuilt();
-    platform = await startTestPlatform();
+    receiver = await startReceiver();
+    // The webhook dispatcher runs in the server, as with `npm start`; a failed attempt waits an
+    // hour for its retry, so only the portal's Resend sends it again within the test.
+    platform = await startTestPlatform({ env: { PAYGATE_WORKERS: 'true', PAYGATE_WEBHOOK_RETRY_SCHEDULE: '1h' } });
     shopA = await createMerchant(platform, 'Loja Aurora');
     shopB = await createMerchant(platform, 'Other Shop');
     userA = await portalUser(platform, shopA);
@@ -55,6 +60,7 @@ describe('merchant portal in Chromium', () => {
   after(async () => {
     await browser?.close();
     await platform?.close();
+    await receiver?.close();
   });
 
   const signIn = async (page: Page, user: { email: string; password: string }) => {
@@ -65,8 +71,25 @@ describe('merchant portal in Chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
   };
 
+  /** Refreshes the order page until its first event shows `status` with `attempts` attempts. */
+  const waitForDelivery = async (page: Page, status: string, attempts: number) => {
+    for (let i = 0; i < 50; i++) {
+      const head = (await page.locator('.event-head').first().textContent()) ?? '';
+      const rows = await page.locator('table.attempts tbody tr').count();
+      if (head.includes(`Delivery: ${status}`) && rows === attempts) return;
+      await page.waitForTimeout(200);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+    }
+    assert.fail(`the event did not reach ${status} with ${attempts} attempts`);
+  };
+
   const createPayment = async (merchant: TestMerchant, overrides: Record<string, unknown> = {}) => {
-    const created = await post<Payment>(platform, merchant, '/api/v1/payments', paymentInput(overrides));
+    const created = await post<Payment>(
+      platform,
+      merchant,
+      '/api/v1/payments',
+      paymentInput({ webhookUrl: `${receiver.url}/webhook/payment`, ...overrides }),
+    );
     assert.equal(created.status, 200, JSON.stringify(created.body));
     return created.body.data as Payment;
   };
@@ -147,8 +170,44 @@ describe('merchant portal in Chromium', () => {
     assert.match(timeline, /Order created/);
     assert.match(timeline, /Succeeded/);
     await pageA.getByRole('heading', { level: 3, name: /^evt_/ }).waitFor();
+    await waitForDelivery(pageA, 'delivered', 1);
+    const attempt = (await pageA.locator('table.attempts tbody tr').first().textContent()) ?? '';
+    assert.match(attempt, /200/);
+    assert.equal(receiver.received.length, 1, 'the merchant received the webhook');
     await screenshot(pageA, '05-order-succeeded');
     paidOrder = payment;
+  });
+
+  it('shows a failed delivery with its attempt, and resends it from the order page', async () => {
+    receiver.fallback = { status: 500, body: 'database is down' };
+    const payment = await createPayment(shopA, { amount: '10.00' });
+    const cashier = await contextA.newPage();
+    await cashier.goto(`${platform.url}/cashier/${payment.orderNo}`);
+    await cashier.getByLabel('Payer name').fill('Ana Costa');
+    await cashier.getByLabel('Document number').fill('98765432100');
+    await cashier.getByRole('button', { name: /^Pay / }).click();
+    await cashier.getByText('Payment received').waitFor();
+    await cashier.close();
+
+    await pageA.goto(`${platform.url}/portal/payments/${payment.orderNo}`);
+    await pageA.getByRole('heading', { level: 1, name: `Payment ${payment.orderNo}` }).waitFor();
+    await waitForDelivery(pageA, 'pending', 1);
+    const failed = (await pageA.locator('table.attempts tbody tr').first().textContent()) ?? '';
+    assert.match(failed, /500/);
+    assert.match(failed, /database is down/);
+    await screenshot(pageA, '06-delivery-failed');
+
+    receiver.fallback = { status: 200, body: 'ok' };
+    const eventId = (await pageA.getByRole('heading', { level: 3, name: /^evt_/ }).textContent())?.trim() as string;
+    await pageA.getByRole('button', { name: `Resend event ${eventId}` }).click();
+    await pageA.getByText(`Event ${eventId} is being sent again.`).waitFor();
+    await waitForDelivery(pageA, 'delivered', 2);
+    const rows = pageA.locator('table.attempts tbody tr');
+    assert.match((await rows.nth(1).textContent()) ?? '', /200/);
+    const sent = receiver.received.filter((r) => r.body.toString().includes(payment.orderNo));
+    assert.equal(sent.length, 2);
+    assert.deepEqual(sent[0]?.body, sent[1]?.body, 'the resend carries the same body bytes');
+    await screenshot(pageA, '07-delivery-resent');
   });
 
   it('shows the balance and ledger entries and exports them as CSV', async () => {
@@ -167,7 +226,7 @@ describe('merchant portal in Chromium', () => {
     const csv = readFileSync(path, 'utf8');
     assert.match(csv, /^entryId,createdAt,currency,account,side,amount,transactionKind,reference,orderNo\r\n/);
     assert.ok(csv.includes(`payment:${paidOrder.orderNo}:succeeded`));
-    await screenshot(pageA, '06-balances');
+    await screenshot(pageA, '08-balances');
   });
 
   it('lists rejected requests with the failed step and the signature base (sandbox)', async () => {
@@ -183,7 +242,7 @@ describe('merchant portal in Chromium', () => {
     const base = await pageA.locator('[data-testid="signature-base"]').first().textContent();
     assert.ok(base?.startsWith('"@method": GET\n"@path": /api/v1/payments\n"@query": ?orderNo='), base ?? '');
     assert.match((await pageA.locator('article').first().textContent()) ?? '', /Ed25519 signature/);
-    await screenshot(pageA, '07-rejected-requests');
+    await screenshot(pageA, '09-rejected-requests');
   });
 
   it("another merchant's session cannot see the order", async () => {
@@ -199,7 +258,7 @@ describe('merchant portal in Chromium', () => {
       assert.equal(await pageB.getByText('Maria Silva').count(), 0);
       await pageB.goto(`${platform.url}/portal/payments?orderNo=${paidOrder.merchantOrderNo}`);
       await pageB.getByText('No payments match these filters.').waitFor();
-      await screenshot(pageB, '08-other-merchant');
+      await screenshot(pageB, '10-other-merchant');
     } finally {
       await contextB.close();
     }
@@ -217,13 +276,13 @@ describe('merchant portal in Chromium', () => {
       await menu.click();
       assert.equal(await menu.getAttribute('aria-expanded'), 'true');
       await page.getByRole('link', { name: 'Payments', exact: true }).waitFor();
-      await screenshot(page, '09-phone-menu');
+      await screenshot(page, '11-phone-menu');
       await page.getByRole('link', { name: 'Payments', exact: true }).click();
       await page.getByRole('link', { name: paidOrder.orderNo }).click();
       await page.getByRole('heading', { level: 1, name: `Payment ${paidOrder.orderNo}` }).waitFor();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 1, `no sideways scrolling of the page (${overflow}px)`);
-      await screenshot(page, '10-phone-order');
+      await screenshot(page, '12-phone-order');
     } finally {
       await phone.close();
     }

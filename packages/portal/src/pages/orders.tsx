@@ -190,8 +190,10 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
     setNotice('');
     try {
       await api.post(`/events/${encodeURIComponent(eventId)}/resend`);
-      setNotice(`Event ${eventId} was sent again. Its attempts are listed below.`);
+      setNotice(`Event ${eventId} is being sent again. Its attempts are listed below.`);
+      // The dispatcher picks the event up within moments: show its new attempt when it lands.
       reload();
+      for (const ms of [1_000, 3_000]) setTimeout(reload, ms);
     } catch (caught) {
       setError(caught);
     } finally {
