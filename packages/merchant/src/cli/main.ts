@@ -1,0 +1,151 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { PaygateError } from '../errors.js';
+import { CliError, DEFAULT_URL } from './config.js';
+import { keygen } from './keygen.js';
+import { listen } from './listen.js';
+import { request } from './request.js';
+import { verifyCaptured } from './verify.js';
+
+const USAGE = `paygate-merchant: the Paygate merchant command line
+
+  paygate-merchant keygen [--out DIR] [--force]
+        writes DIR/private.pem (mode 0600) and DIR/public.pem (default DIR: .); prints the public
+        key to upload (base64 of the raw 32 bytes) on stdout
+  paygate-merchant request METHOD PATH [--json BODY|@FILE|-] [--verbose] [--retries N]
+        one signed request (POST bodies sealed): a curl for this API. PATH may carry the query,
+        e.g. GET '/api/v1/payments?orderNo=P…'. Prints the response body; --verbose shows what
+        was sent and the signature base on stderr. Exit 0 on 2xx, 1 otherwise
+  paygate-merchant verify-webhook --headers FILE --body FILE [--url URL] [--now UNIX_SECONDS]
+        checks a captured webhook and says which check fails and why. FILE formats: "Name: value"
+        lines (optionally after the request line, as listen --save writes them) or a JSON object
+  paygate-merchant listen [--port N] [--host H] [--save DIR]
+        a local receiver (default 127.0.0.1:4000) that verifies and pretty-prints every webhook
+
+Configuration: each flag wins over its environment variable, which wins over the onboarding file.
+  --url URL                  PAYGATE_URL              platform base URL (default ${DEFAULT_URL})
+  --access-key AK            PAYGATE_ACCESS_KEY       ak_test_… or ak_live_…
+  --private-key FILE         PAYGATE_PRIVATE_KEY      your Ed25519 private key (PEM from keygen)
+  --body-key-id ID           PAYGATE_BODY_KEY_ID      platform body key id (bk_…)
+  --body-public-key B64      PAYGATE_BODY_PUBLIC_KEY  platform body public key (base64, 32 bytes)
+  --webhook-keys JSON|@FILE  PAYGATE_WEBHOOK_KEYS     [{"keyid":"wk_…","publicKey":"<base64>"}]
+  --onboarding FILE          PAYGATE_ONBOARDING       the JSON \`paygate merchant create --json\`
+                                                      printed: access key, body key, webhook keys`;
+
+const STRING_OPTIONS = [
+  'out',
+  'json',
+  'retries',
+  'url',
+  'headers',
+  'body',
+  'now',
+  'port',
+  'host',
+  'save',
+  'access-key',
+  'private-key',
+  'body-key-id',
+  'body-public-key',
+  'webhook-keys',
+  'onboarding',
+];
+
+/** Binds `--name VALUE` into `--name=VALUE`, so that values starting with a dash (`-`, PEM) stay values. */
+function bindValues(argv: readonly string[]): string[] {
+  const bound: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (arg.startsWith('--') && STRING_OPTIONS.includes(arg.slice(2)) && next !== undefined) {
+      bound.push(`${arg}=${next}`);
+      i++;
+    } else {
+      bound.push(arg);
+    }
+  }
+  return bound;
+}
+
+const listenSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65535, 'a port from 0 to 65535'),
+  host: z.string().min(1),
+});
+
+/** Runs one command; resolves the exit code. */
+export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: bindValues(argv),
+    allowPositionals: true,
+    options: {
+      ...Object.fromEntries(STRING_OPTIONS.map((name) => [name, { type: 'string' as const }])),
+      force: { type: 'boolean', default: false },
+      verbose: { type: 'boolean', short: 'v', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const text = (name: string) => {
+    const value = (values as Record<string, string | boolean | undefined>)[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const flags = {
+    url: text('url'),
+    'access-key': text('access-key'),
+    'private-key': text('private-key'),
+    'body-key-id': text('body-key-id'),
+    'body-public-key': text('body-public-key'),
+    'webhook-keys': text('webhook-keys'),
+    onboarding: text('onboarding'),
+  };
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  switch (command) {
+    case 'keygen':
+      keygen(text('out') ?? '.', values.force === true);
+      return 0;
+    case 'request':
+      return request(
+        rest,
+        { json: text('json'), verbose: values.verbose === true, retries: text('retries'), flags },
+        env,
+      );
+    case 'verify-webhook':
+      return verifyCaptured(
+        { url: text('url'), headers: text('headers'), body: text('body'), now: text('now'), flags },
+        env,
+      );
+    case 'listen': {
+      const parsed = listenSchema.safeParse({ port: text('port') ?? 4000, host: text('host') ?? '127.0.0.1' });
+      if (!parsed.success) throw new CliError(`listen: ${parsed.error.issues.map((i) => i.message).join('; ')}`, 2);
+      await listen({ ...parsed.data, save: text('save'), flags }, env);
+      return -1;
+    }
+    default:
+      throw new CliError(`unknown command: ${command}\n\n${USAGE}`, 2);
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    // -1: a server that keeps running.
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof CliError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exitCode = error.exitCode;
+    } else if (error instanceof PaygateError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exitCode = 1;
+    } else if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`${error.message}\n\n${USAGE}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

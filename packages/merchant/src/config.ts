@@ -1,0 +1,70 @@
+import {
+  ACCESS_KEY,
+  type BodyPublicKey,
+  boxPublicKeyFrom,
+  publicKeyFrom,
+  type SigningKey,
+  signingKeyFrom,
+} from '@paygate/protocol';
+import { PaygateConfigError } from './errors.js';
+
+/** A platform webhook public key as onboarding prints it (`webhookKeys`). */
+export interface WebhookKey {
+  /** The key id carried in each webhook's Signature-Input. */
+  readonly keyid: string;
+  /** Base64 of the raw 32-byte Ed25519 public key, a PEM SubjectPublicKeyInfo, or the bytes. */
+  readonly publicKey: string | Uint8Array;
+}
+
+/** The platform body key as onboarding prints it (`bodyKey`): what POST bodies are sealed to. */
+export interface BodyKeyConfig {
+  readonly keyId: string;
+  /** Base64 of the raw 32-byte X25519 public key, or the bytes. */
+  readonly publicKey: string | Uint8Array;
+}
+
+/**
+ * Loads the merchant's Ed25519 private key: PEM PKCS#8, standard base64 of the 32-byte seed or
+ * the 64-byte key, or those bytes.
+ */
+export function loadSigningKey(privateKey: string | Uint8Array): SigningKey {
+  const loaded = signingKeyFrom(privateKey);
+  if (!loaded.ok) throw new PaygateConfigError(`privateKey: ${loaded.error.reason}`);
+  return loaded.value;
+}
+
+/** Loads the platform body key (keyId and X25519 public key). */
+export function loadBodyKey(bodyKey: BodyKeyConfig): BodyPublicKey {
+  if (typeof bodyKey?.keyId !== 'string' || bodyKey.keyId === '') {
+    throw new PaygateConfigError('bodyKey.keyId: the body key id onboarding printed (bk_…) is required');
+  }
+  const publicKey = boxPublicKeyFrom(bodyKey.publicKey);
+  if (!publicKey.ok) throw new PaygateConfigError(`bodyKey.publicKey: ${publicKey.error.reason}`);
+  return { keyId: bodyKey.keyId, publicKey: publicKey.value };
+}
+
+/** Checks an access key's form: `ak_test_…` (sandbox) or `ak_live_…` (production). */
+export function checkAccessKey(accessKey: string): string {
+  if (typeof accessKey !== 'string' || !ACCESS_KEY.test(accessKey)) {
+    throw new PaygateConfigError('accessKey: expected ak_test_… (sandbox) or ak_live_… (production)');
+  }
+  return accessKey;
+}
+
+/** Loads the platform webhook keys into a map by keyid; refuses duplicates and bad keys. */
+export function loadWebhookKeys(keys: readonly WebhookKey[]): ReadonlyMap<string, Uint8Array> {
+  if (!Array.isArray(keys) || keys.length === 0) {
+    throw new PaygateConfigError('webhookKeys: at least one {keyid, publicKey} from onboarding is required');
+  }
+  const map = new Map<string, Uint8Array>();
+  for (const [i, key] of keys.entries()) {
+    if (typeof key?.keyid !== 'string' || key.keyid === '') {
+      throw new PaygateConfigError(`webhookKeys[${i}].keyid: a non-empty key id is required`);
+    }
+    if (map.has(key.keyid)) throw new PaygateConfigError(`webhookKeys[${i}]: keyid ${key.keyid} is listed twice`);
+    const publicKey = publicKeyFrom(key.publicKey);
+    if (!publicKey.ok) throw new PaygateConfigError(`webhookKeys[${i}].publicKey: ${publicKey.error.reason}`);
+    map.set(key.keyid, publicKey.value);
+  }
+  return map;
+}
