@@ -107,7 +107,8 @@ const isInteger = (value: unknown): value is number => typeof value === 'number'
  * Parses a Signature-Input header strictly against a profile: exactly one member with the
  * profile's label; an inner list of plain strings equal to one of the profile's component
  * lists; integer `created` and `expires` with `0 < expires - created <= 300`; a UUID v4
- * `nonce`; `alg` = "ed25519"; `keyid` exactly when the profile asks for it; nothing else.
+ * `nonce`; `alg` = "ed25519"; `keyid` exactly when the profile asks for it; nothing else; and
+ * the parameters in the order created, expires, nonce, keyid, alg.
  */
 export function parseSignatureInput(
   header: string,
@@ -148,8 +149,14 @@ export function parseSignatureInput(
   if (alg !== SIGNATURE_ALG) return invalid('alg must be the string "ed25519"');
   if (profile.keyid && (typeof keyid !== 'string' || keyid.length === 0)) return invalid('keyid must be a string');
 
-  const params: SignatureParams = { label: profile.label, components, created, expires, nonce };
-  return ok(typeof keyid === 'string' ? { ...params, keyid } : params);
+  const base: SignatureParams = { label: profile.label, components, created, expires, nonce };
+  const params = typeof keyid === 'string' ? { ...base, keyid } : base;
+  // The verifier rebuilds the @signature-params line from these values in the specified order;
+  // a header listing them in another order would not be the line that was signed.
+  if (serializeSignatureInput(params) !== header) {
+    return invalid(`parameters must be in the order created, expires, nonce, ${profile.keyid ? 'keyid, ' : ''}alg`);
+  }
+  return ok(params);
 }
 
 /** Parses a Signature header: exactly one member, with the expected label, holding a 64-byte sequence. */
