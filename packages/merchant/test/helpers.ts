@@ -202,11 +202,9 @@ export async function replay(
     body: new Uint8Array(alter.body ?? recorded.body),
   });
   const text = await response.text();
-  let body: Record<string, unknown> = {};
   try {
-    body = JSON.parse(text) as Record<string, unknown>;
+    return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
   } catch {
-    body = { text };
+    return { status: response.status, body: { text } };
   }
-  return { status: response.status, body };
 }
