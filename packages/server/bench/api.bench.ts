@@ -1,60 +1,18 @@
 // `npm run bench`: signed creates and signed queries per second against the real server on
 // PostgreSQL (or PGlite when no PostgreSQL answers), driven from this process with pre-signed
 // requests, each next to the ceiling: the same auth scope answering without touching storage.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateBoxKeyPair, generateSigningKey, signReadRequest, signWriteRequest } from '@paygate/protocol';
-import pg from 'pg';
 import { Pool } from 'undici';
+import { postgresUrl, startChild, urlOf } from './support.js';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
 const CONCURRENCY = 32;
 const CREATES = 4_000;
 const QUERIES = 6_000;
-
-async function postgresUrl(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
-  const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const name = `paygate_bench_${randomBytes(4).toString('hex')}`;
-  try {
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-  } catch {
-    return undefined;
-  }
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const admin = new pg.Client({ connectionString: base });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
-  };
-}
-
-function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(ROOT, script)], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve({ child, url: (JSON.parse(line) as { url: string }).url });
-    });
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
 
 interface Prepared {
   method: 'GET' | 'POST';
@@ -132,8 +90,9 @@ const platformEnv: Record<string, string> = {
 if (database) platformEnv.DATABASE_URL = database.url;
 const children: ChildProcess[] = [];
 try {
-  const platform = await startChild('packages/server/bench/platform-server.ts', platformEnv);
-  children.push(platform.child);
+  const platformChild = await startChild('packages/server/bench/platform-server.ts', platformEnv);
+  children.push(platformChild.child);
+  const platform = { url: urlOf(platformChild.line) };
   const onboard = await fetch(`${platform.url}/admin/v1/merchants`, {
     method: 'POST',
     headers: { authorization: `Bearer ${platformEnv.PAYGATE_ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -145,12 +104,13 @@ try {
   const bodyKey = { keyId: data.bodyKey.keyId, publicKey: Buffer.from(data.bodyKey.publicKey, 'base64') };
 
   const ceilingBox = generateBoxKeyPair();
-  const ceiling = await startChild('packages/server/bench/ceiling-server.ts', {
+  const ceilingChild = await startChild('packages/server/bench/ceiling-server.ts', {
     PUBLIC_KEY: key.publicKey.toString('base64'),
     BODY_SECRET: ceilingBox.secretKey.toString('base64'),
     ACCESS_KEY: data.accessKey,
   });
-  children.push(ceiling.child);
+  children.push(ceilingChild.child);
+  const ceiling = { url: urlOf(ceilingChild.line) };
   const ceilingBodyKey = { keyId: 'bench', publicKey: ceilingBox.publicKey };
 
   // Warm both servers up (JIT, connection pool) before measuring.

@@ -17,7 +17,7 @@ ALTER TABLE events ADD COLUMN last_error text;
 UPDATE events SET next_attempt_at = created_at WHERE next_attempt_at IS NULL;
 
 -- Claiming looks only at pending events, oldest due first.
-CREATE INDEX events_due ON events (next_attempt_at) WHERE delivery_status = 'pending';
+CREATE INDEX events_due ON events (next_attempt_at, id) WHERE delivery_status = 'pending';
 CREATE INDEX events_by_delivery_status ON events (merchant_id, delivery_status, created_at DESC, id DESC);
 
 CREATE TABLE delivery_attempts (

@@ -105,7 +105,7 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
   PAYGATE_WORKERS: bool.default(true),
-  PAYGATE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  PAYGATE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
   PAYGATE_FEES: feesJson.optional(),
   PAYGATE_RATE_LIMIT: z.coerce.number().int().min(0).default(500),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

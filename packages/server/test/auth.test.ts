@@ -201,7 +201,7 @@ for (const database of databases()) {
       // Re-sign the tampered body so that only the envelope check can fail.
       const { buildSignatureBase, parseSignatureInput, REQUEST_PROFILE, serializeSignature, sign } =
         await import('@paygate/protocol');
-      const headers = { ...signed.headers, 'content-digest': contentDigest(tampered) };
+      const headers: Record<string, string> = { ...signed.headers, 'content-digest': contentDigest(tampered) };
       const params = parseSignatureInput(headers['signature-input'] as string, REQUEST_PROFILE);
       assert.ok(params.ok);
       const base = buildSignatureBase({ method: 'POST', path: '/api/v1/payments', headers }, params.value);
@@ -230,7 +230,7 @@ for (const database of databases()) {
         }),
       );
       const template = buildWrite(merchant, '/api/v1/payments', {}, platform.services.now());
-      const headers = { ...template.headers, 'content-digest': contentDigest(body) };
+      const headers: Record<string, string> = { ...template.headers, 'content-digest': contentDigest(body) };
       const params = parseSignatureInput(headers['signature-input'] as string, REQUEST_PROFILE);
       assert.ok(params.ok);
       const base = buildSignatureBase({ method: 'POST', path: '/api/v1/payments', headers }, params.value);

@@ -323,7 +323,7 @@ for (const database of databases()) {
         const shop = await createMerchant(platform, 'Paging shop');
         const user = await portalUser(platform, shop);
         const client = await PortalClient.signIn(platform, user.email, user.password);
-        const made = [];
+        const made: Awaited<ReturnType<typeof createPayment>>[] = [];
         for (let i = 0; i < 3; i++) made.push(await createPayment(shop));
         await post(platform, shop, '/api/v1/sandbox/payments/simulate', {
           orderNo: made[0]?.orderNo,

@@ -7,9 +7,10 @@ import type { Webhooks } from '../modules/webhooks/service.js';
 export const workerId = () => `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
 /**
- * Runs `concurrency` loops of `deliverNext`, each pausing `pollMs` when nothing is due. The step
- * does the work; this only schedules it. The returned function stops the loops and waits for
- * attempts in flight.
+ * Keeps up to `concurrency` deliveries in flight: whenever slots are free it claims that many due
+ * events in one statement and starts them; a slow receiver holds one slot, not a batch. When
+ * nothing is due it waits `pollMs`. The steps (`claim`, `deliver`) do the work; this only
+ * schedules them. The returned function stops claiming and waits for attempts in flight.
  */
 export function startDispatcher(
   webhooks: Webhooks,
@@ -17,32 +18,52 @@ export function startDispatcher(
   options: { concurrency?: number; pollMs?: number; worker?: string } = {},
 ): () => Promise<void> {
   const worker = options.worker ?? workerId();
+  const concurrency = options.concurrency ?? 32;
   const pollMs = options.pollMs ?? 200;
+  const inFlight = new Set<Promise<unknown>>();
   let stopping = false;
   let wake: (() => void) | undefined;
-  const pause = () =>
+  const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pollMs);
+      const timer = setTimeout(resolve, ms);
       wake = () => {
         clearTimeout(timer);
         resolve();
       };
     });
-  const loop = async () => {
+
+  const pump = async () => {
     while (!stopping) {
+      const free = concurrency - inFlight.size;
+      if (free === 0) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      let claimed: Awaited<ReturnType<Webhooks['claim']>> = [];
       try {
-        const outcome = await webhooks.deliverNext(worker);
-        if (outcome === 'idle') await pause();
+        claimed = await webhooks.claim(worker, free);
       } catch (error) {
-        log.error({ err: error }, 'webhook delivery step failed');
-        await pause();
+        log.error({ err: error }, 'webhook claim failed');
+      }
+      if (claimed.length === 0) {
+        // Nothing due (or the database is unreachable): look again shortly, or when a slot frees.
+        await Promise.race([sleep(pollMs), ...inFlight]);
+        continue;
+      }
+      for (const event of claimed) {
+        const attempt = webhooks
+          .deliver(event, worker)
+          .catch((error: unknown) => log.error({ err: error, eventId: event.event_id }, 'webhook delivery failed'))
+          .finally(() => inFlight.delete(attempt));
+        inFlight.add(attempt);
       }
     }
   };
-  const loops = Array.from({ length: options.concurrency ?? 4 }, loop);
+  const running = pump();
   return async () => {
     stopping = true;
     wake?.();
-    await Promise.all(loops);
+    await running;
+    await Promise.all(inFlight);
   };
 }

@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Destination } from './destination.js';
 
@@ -27,6 +27,34 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+const MAX_AGENTS = 256;
+const agents = new Map<string, HttpAgent>();
+
+/**
+ * A keep-alive agent per pinned destination (scheme, host name, checked address, port): its
+ * sockets only ever lead to the address the guard approved, and a busy merchant's deliveries
+ * reuse connections instead of opening one per attempt. The oldest agent goes past 256.
+ */
+function agentFor(destination: Destination): HttpAgent {
+  const { url, address } = destination;
+  const key = `${url.protocol}//${url.hostname}@${address}:${url.port}`;
+  let agent = agents.get(key);
+  if (agent) {
+    agents.delete(key);
+    agents.set(key, agent); // most recently used last
+    return agent;
+  }
+  const options = { keepAlive: true, maxSockets: 16, maxFreeSockets: 4, timeout: 30_000 };
+  agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+  agents.set(key, agent);
+  if (agents.size > MAX_AGENTS) {
+    const [oldestKey, oldest] = agents.entries().next().value as [string, HttpAgent];
+    agents.delete(oldestKey);
+    oldest.destroy();
+  }
+  return agent;
 }
 
 /**
@@ -66,12 +94,12 @@ export function send(
         method: 'POST',
         headers: { ...headers, 'content-length': String(body.length), 'user-agent': 'Paygate-Webhooks/1' },
         lookup: pinned,
-        agent: false,
+        agent: agentFor(destination),
       },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         let size = 0;
-        const done = () => {
+        const done = (complete: boolean) => {
           const retryAfterMs =
             res.statusCode === 429 || res.statusCode === 503
               ? parseRetryAfter(res.headers['retry-after'], options.now())
@@ -81,15 +109,17 @@ export function send(
             excerpt: Buffer.concat(chunks).subarray(0, options.excerptBytes).toString('utf8'),
             ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
           });
-          res.destroy();
+          // A fully read answer leaves the socket to its agent for the next delivery; a large
+          // one is cut off once the excerpt is full, and that connection goes with it.
+          if (!complete) res.destroy();
         };
         res.on('data', (chunk: Buffer) => {
           if (size < options.excerptBytes) chunks.push(chunk);
           size += chunk.length;
           // The status is what counts; stop reading a large answer once the excerpt is full.
-          if (size >= options.excerptBytes) done();
+          if (size >= options.excerptBytes) done(false);
         });
-        res.on('end', done);
+        res.on('end', () => done(true));
         res.on('error', (error) => finish({ statusCode: res.statusCode ?? 0, error: error.message }));
       },
     );
@@ -97,6 +127,8 @@ export function send(
       req.destroy(new Error(`no answer within ${options.totalTimeoutMs} ms`));
     }, options.totalTimeoutMs);
     req.on('socket', (socket) => {
+      // A kept-alive socket is connected already.
+      if (!socket.connecting) return;
       const connect = setTimeout(
         () => req.destroy(new Error(`no connection within ${options.connectTimeoutMs} ms`)),
         options.connectTimeoutMs,

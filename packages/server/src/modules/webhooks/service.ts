@@ -86,8 +86,14 @@ export function retryDelay(
   return Math.min(Math.max(delay, retryAfterMs), Math.max(...schedule));
 }
 
+/** An event claimed by a worker, leased to it until it is settled or the lease runs out. */
+export type ClaimedEvent = EventRow;
+
+/** What one attempt came to. */
+export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'lost-lease';
+
 /** What one dispatcher step did. */
-export type StepOutcome = 'idle' | 'delivered' | 'retry' | 'failed' | 'lost-lease';
+export type StepOutcome = 'idle' | AttemptOutcome;
 
 /** Observes attempts (metrics). */
 export interface DeliveryObserver {
@@ -129,35 +135,36 @@ export class Webhooks {
     return retryDelay(this.config.webhookRetrySchedule, retry, retryAfterMs, this.options.random ?? Math.random);
   }
 
-  /** Claims the oldest due event for `worker`; `undefined` when none is due. */
-  private async claim(worker: string): Promise<EventRow | undefined> {
+  /**
+   * Claims up to `limit` due events for `worker`, oldest due first, in one statement: each gets a
+   * lease (committed before any HTTP call, so a worker that dies mid-attempt only delays its
+   * events until the lease runs out) and its attempt counted.
+   */
+  async claim(worker: string, limit: number): Promise<ClaimedEvent[]> {
     const now = new Date(this.now());
-    return this.db.transaction(async (tx) => {
-      // SKIP LOCKED: workers racing for the same row pass over it instead of queueing, and the
-      // lease written here keeps it theirs after this transaction commits.
-      const due = await tx.query<EventRow>(
-        `SELECT * FROM events
-          WHERE delivery_status = 'pending' AND next_attempt_at <= $1
-            AND (lease_expires_at IS NULL OR lease_expires_at < $1)
-          ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
-        [now],
-      );
-      const row = due.rows[0];
-      if (!row) return undefined;
-      const claimed = await tx.query<EventRow>(
-        `UPDATE events SET lease_owner = $2, lease_expires_at = $3, attempt_count = attempt_count + 1,
-                attempt_budget = COALESCE(attempt_budget, $4)
-          WHERE id = $1 RETURNING *`,
-        [row.id, worker, new Date(now.getTime() + LEASE_MS), this.defaultBudget],
-      );
-      return claimed.rows[0];
-    });
+    // SKIP LOCKED: workers racing for the same rows pass over them instead of queueing; the lease
+    // keeps them theirs after the statement commits.
+    const claimed = await this.db.query<EventRow>(
+      `UPDATE events SET lease_owner = $2, lease_expires_at = $3, attempt_count = attempt_count + 1,
+              attempt_budget = COALESCE(attempt_budget, $4)
+        WHERE id IN (SELECT id FROM events
+                      WHERE delivery_status = 'pending' AND next_attempt_at <= $1
+                        AND (lease_expires_at IS NULL OR lease_expires_at < $1)
+                      ORDER BY next_attempt_at, id LIMIT $5 FOR UPDATE SKIP LOCKED)
+        RETURNING *`,
+      [now, worker, new Date(now.getTime() + LEASE_MS), this.defaultBudget, limit],
+    );
+    return claimed.rows.sort((a, b) => Number(a.id - b.id));
   }
 
-  /** One dispatcher step: claim, send, record. */
+  /** One dispatcher step: claim one due event, send it, record the attempt. */
   async deliverNext(worker: string): Promise<StepOutcome> {
-    const event = await this.claim(worker);
-    if (!event) return 'idle';
+    const [event] = await this.claim(worker, 1);
+    return event ? this.deliver(event, worker) : 'idle';
+  }
+
+  /** Sends a claimed event once and records the attempt; the event's new state follows from it. */
+  async deliver(event: ClaimedEvent, worker: string): Promise<AttemptOutcome> {
     const now = this.now();
     if (event.deliver_until && now > event.deliver_until.getTime()) {
       // Automatic retries of this event stop at deliver_until (REFUNDED: 24 h after creation).
@@ -215,46 +222,38 @@ export class Webhooks {
     nextAttemptAt: Date | undefined,
     result: SendResult,
     nonce: string | undefined,
-  ): Promise<StepOutcome> {
+  ): Promise<AttemptOutcome> {
     const now = new Date(this.now());
-    const outcome = await this.db.transaction(async (tx) => {
-      if (nonce) {
-        await tx.query(
-          `INSERT INTO delivery_attempts (event_id, attempt, worker, started_at, latency_ms, status_code, response_excerpt, error, nonce)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (event_id, attempt) DO NOTHING`,
-          [
-            event.event_id,
-            event.attempt_count,
-            worker,
-            new Date(now.getTime() - result.latencyMs),
-            result.latencyMs,
-            result.statusCode ?? null,
-            result.excerpt ?? null,
-            result.error ?? null,
-            nonce,
-          ],
-        );
-      }
-      const updated = await tx.query(
-        `UPDATE events SET delivery_status = $3, next_attempt_at = $4, lease_owner = NULL, lease_expires_at = NULL,
-                delivered_at = CASE WHEN $3 = 'delivered' THEN $5 ELSE delivered_at END,
-                last_status_code = $6, last_error = $7,
-                -- A claim that sent nothing (window closed) was not an attempt.
-                attempt_count = attempt_count - $8
-          WHERE id = $1 AND lease_owner = $2`,
-        [
-          event.id,
-          worker,
-          status,
-          nextAttemptAt ?? null,
-          now,
-          result.statusCode ?? null,
-          result.error ?? null,
-          nonce ? 0 : 1,
-        ],
-      );
-      return updated.rowCount === 1;
-    });
+    // One statement, so the attempt and the event's new state commit together.
+    const updated = await this.db.query(
+      `WITH attempt AS (
+         INSERT INTO delivery_attempts (event_id, attempt, worker, started_at, latency_ms, status_code, response_excerpt, error, nonce)
+         SELECT $9, $10, $2, $11, $12, $6, $13, $7, $14 WHERE $14::text IS NOT NULL
+         ON CONFLICT (event_id, attempt) DO NOTHING)
+       UPDATE events SET delivery_status = $3, next_attempt_at = $4, lease_owner = NULL, lease_expires_at = NULL,
+              delivered_at = CASE WHEN $3 = 'delivered' THEN $5 ELSE delivered_at END,
+              last_status_code = $6, last_error = $7,
+              -- A claim that sent nothing (window closed) was not an attempt.
+              attempt_count = attempt_count - $8
+        WHERE id = $1 AND lease_owner = $2`,
+      [
+        event.id,
+        worker,
+        status,
+        nextAttemptAt ?? null,
+        now,
+        result.statusCode ?? null,
+        result.error ?? null,
+        nonce ? 0 : 1,
+        event.event_id,
+        event.attempt_count,
+        new Date(now.getTime() - result.latencyMs),
+        result.latencyMs,
+        result.excerpt ?? null,
+        nonce ?? null,
+      ],
+    );
+    const outcome = updated.rowCount === 1;
     if (!outcome) return 'lost-lease';
     const reported = status === 'pending' ? 'retry' : status;
     this.options.observer?.attempt(reported, result.latencyMs);
