@@ -13,7 +13,9 @@ export function contentDigest(body: Uint8Array): string {
  * `sha-256` form of the specification is accepted; the comparison is constant-time.
  */
 export function verifyContentDigest(header: string, body: Uint8Array): boolean {
-  const expected = Buffer.from(contentDigest(body), 'latin1');
-  const received = Buffer.from(header, 'latin1');
+  const expected = Buffer.from(contentDigest(body), 'utf8');
+  // UTF-8, not latin1: latin1 keeps only the low byte of each character, so a header with
+  // characters beyond U+00FF could compare equal to the ASCII digest.
+  const received = Buffer.from(header, 'utf8');
   return received.length === expected.length && timingSafeEqual(received, expected);
 }

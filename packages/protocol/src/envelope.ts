@@ -37,7 +37,12 @@ export function sealEnvelope(plaintext: Uint8Array, key: BodyPublicKey): Result<
   if (plaintext.length > MAX_PLAINTEXT_BYTES) return invalid('plaintext exceeds 1 MiB');
   if (key.publicKey.length !== sodium.crypto_box_PUBLICKEYBYTES) return invalid('body public key is not 32 bytes');
   const ciphertext = Buffer.alloc(plaintext.length + sodium.crypto_box_SEALBYTES);
-  sodium.crypto_box_seal(ciphertext, asBuffer(plaintext), asBuffer(key.publicKey));
+  try {
+    sodium.crypto_box_seal(ciphertext, asBuffer(plaintext), asBuffer(key.publicKey));
+  } catch {
+    // sodium-native throws where libsodium refuses: a small-order public key.
+    return invalid('the body public key is a small-order point');
+  }
   const body = JSON.stringify({
     version: ENVELOPE_VERSION,
     alg: ENVELOPE_ALG,

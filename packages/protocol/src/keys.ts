@@ -48,6 +48,10 @@ function isPem(text: string): boolean {
   return text.trimStart().startsWith('-----BEGIN ');
 }
 
+// node:crypto derives a public key from a private key, a certificate or PKCS#1 as readily as from
+// an SPKI block; a public-key field must not quietly accept a pasted private key.
+const SPKI_PEM = /^-----BEGIN PUBLIC KEY-----\r?\n/;
+
 /**
  * Loads an Ed25519 signing key from a 32-byte seed, a 64-byte libsodium key (bytes or
  * standard base64), or a PEM PKCS#8 private key.
@@ -56,7 +60,7 @@ export function signingKeyFrom(input: string | Uint8Array): Result<SigningKey, K
   if (typeof input !== 'string') return fromBytes(input);
   if (isPem(input)) {
     try {
-      const key = createPrivateKey({ key: input, format: 'pem' });
+      const key = createPrivateKey({ key: input.trim(), format: 'pem' });
       if (key.asymmetricKeyType !== 'ed25519') return invalid('the PEM key is not an Ed25519 key');
       const d = key.export({ format: 'jwk' }).d;
       if (d === undefined) return invalid('the PEM key has no private part');
@@ -82,13 +86,16 @@ function checkPublicKey(bytes: Uint8Array): Result<Buffer, KeyError> {
 
 /**
  * Loads an Ed25519 public key from its raw 32 bytes (bytes or standard base64) or a PEM
- * SubjectPublicKeyInfo. Small-order and non-canonical points are refused.
+ * SubjectPublicKeyInfo (`PUBLIC KEY` block only: a pasted private key is refused, not
+ * reduced to its public half). Small-order and non-canonical points are refused.
  */
 export function publicKeyFrom(input: string | Uint8Array): Result<Buffer, KeyError> {
   if (typeof input !== 'string') return checkPublicKey(input);
   if (isPem(input)) {
+    const pem = input.trim();
+    if (!SPKI_PEM.test(pem)) return invalid('the PEM is not a PUBLIC KEY (SubjectPublicKeyInfo) block');
     try {
-      const key = createPublicKey({ key: input, format: 'pem' });
+      const key = createPublicKey({ key: pem, format: 'pem' });
       if (key.asymmetricKeyType !== 'ed25519') return invalid('the PEM key is not an Ed25519 key');
       const x = key.export({ format: 'jwk' }).x;
       if (x === undefined) return invalid('the PEM key has no public part');
@@ -101,12 +108,26 @@ export function publicKeyFrom(input: string | Uint8Array): Result<Buffer, KeyErr
   return bytes ? checkPublicKey(bytes) : invalid('the key is neither PEM nor canonical base64');
 }
 
-/** Loads an X25519 public key (32 raw bytes or their standard base64). */
+const SMALL_ORDER_PROBE = Buffer.alloc(sodium.crypto_scalarmult_SCALARBYTES, 1);
+
+// libsodium refuses to seal to a small-order X25519 point (the shared secret would not depend on
+// the sender's key). The refusal depends on the point alone, so any fixed scalar finds it.
+function isSmallOrderBoxKey(publicKey: Buffer): boolean {
+  try {
+    sodium.crypto_scalarmult(Buffer.alloc(sodium.crypto_scalarmult_BYTES), SMALL_ORDER_PROBE, publicKey);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Loads an X25519 public key (32 raw bytes or their standard base64); small-order points are refused. */
 export function boxPublicKeyFrom(input: string | Uint8Array): Result<Buffer, KeyError> {
   const bytes = typeof input === 'string' ? decodeCanonicalBase64(input.trim()) : Buffer.from(input);
   if (!bytes || bytes.length !== sodium.crypto_box_PUBLICKEYBYTES) {
     return invalid('an X25519 public key is 32 bytes of canonical base64');
   }
+  if (isSmallOrderBoxKey(bytes)) return invalid('the X25519 public key is a small-order point');
   return ok(bytes);
 }
 
