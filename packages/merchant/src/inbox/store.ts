@@ -62,7 +62,7 @@ export class MemoryInboxStore implements InboxStore {
   async claimEvent(eventId: string, claim: { nowMs: number; leaseMs: number }): Promise<ClaimResult> {
     const existing = this.#events.get(eventId);
     if (existing?.done) return 'done';
-    if (existing && existing.leaseUntil > claim.nowMs) return 'busy';
+    if (existing && existing.leaseUntil >= claim.nowMs) return 'busy';
     this.#events.set(eventId, { done: false, leaseUntil: claim.nowMs + claim.leaseMs });
     return 'claimed';
   }
