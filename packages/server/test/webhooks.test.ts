@@ -4,12 +4,13 @@
  * Crash recovery and two workers run on PostgreSQL (TEST_DATABASE_URL).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pino from 'pino';
 import { LEASE_MS, retryDelay } from '../src/modules/webhooks/service.js';
 import { startDispatcher } from '../src/worker/dispatcher.js';
@@ -29,6 +30,9 @@ import { payoutInput, SIMPLE_FEES } from './money-harness.js';
 import { headerOf, nonceOf, type Receiver, startReceiver, verifyReceived } from './receiver.js';
 
 const silentLog = pino({ level: 'silent' });
+const execFileAsync = promisify(execFile);
+/** `npx paygate`: the operator command line (the build when there is one, else the sources). */
+const PAYGATE_BIN = fileURLToPath(new URL('../bin/paygate.js', import.meta.url));
 
 interface EventRow {
   event_id: string;
@@ -398,12 +402,13 @@ for (const database of databases()) {
       assert.equal(resent.body.data?.deliveryStatus, 'pending');
       assert.deepEqual(await drain(platform), ['delivered']);
 
-      const operator = await fetch(`${platform.url}/admin/v1/events/resend`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${platform.config.adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ eventId: event?.event_id }),
-      });
-      assert.equal(operator.status, 200);
+      // The operator command line, against this running server.
+      const cli = await execFileAsync(
+        process.execPath,
+        [PAYGATE_BIN, 'events', 'resend', '--event-id', event?.event_id as string, '--json'],
+        { env: { ...process.env, PAYGATE_URL: platform.url, PAYGATE_ADMIN_TOKEN: platform.config.adminToken } },
+      );
+      assert.equal(JSON.parse(cli.stdout).eventId, event?.event_id);
       assert.deepEqual(await drain(platform), ['delivered']);
 
       assert.equal(receiver.received.length, 3);
@@ -557,21 +562,17 @@ describe(
         const orderNos: string[] = [];
         for (let i = 0; i < 40; i++) orderNos.push(await succeedPayment(platform, shop, `${receiver.url}/hooks`));
 
-        const worker = spawn(
-          process.execPath,
-          ['--conditions=source', '--import', 'tsx', fileURLToPath(new URL('../src/worker/main.ts', import.meta.url))],
-          {
-            env: {
-              ...process.env,
-              DATABASE_URL: database.url,
-              PAYGATE_MASTER_KEY: TEST_MASTER_KEY.toString('base64'),
-              PAYGATE_DATA_DIR: dataDir,
-              PAYGATE_WEBHOOK_CONCURRENCY: '4',
-              LOG_LEVEL: 'silent',
-            },
-            stdio: 'ignore',
+        const worker = spawn(process.execPath, [PAYGATE_BIN, 'worker'], {
+          env: {
+            ...process.env,
+            DATABASE_URL: database.url,
+            PAYGATE_MASTER_KEY: TEST_MASTER_KEY.toString('base64'),
+            PAYGATE_DATA_DIR: dataDir,
+            PAYGATE_WEBHOOK_CONCURRENCY: '4',
+            LOG_LEVEL: 'silent',
           },
-        );
+          stdio: 'ignore',
+        });
         await receiver.waitFor(8, 30_000);
         worker.kill('SIGKILL');
         await new Promise((resolve) => worker.once('exit', resolve));
