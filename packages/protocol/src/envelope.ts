@@ -136,7 +136,9 @@ function scanFlatObject(text: string): Map<string, Scalar> | string {
   return members;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading byte order mark in the text, where the scanner refuses it like any
+// other content outside the object; the default would drop it silently.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const ENVELOPE_FIELDS = ['version', 'alg', 'keyId', 'ciphertext'] as const;
 
 /**

@@ -49,6 +49,19 @@ export function assertRefused(
   assert.match(result.error.reason, reason);
 }
 
+const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/**
+ * Padded base64 with one of the unused trailing bits of its last character set: Node decodes it
+ * to the same bytes, but it is not the canonical encoding.
+ */
+export function withTrailingBitSet(base64: string): string {
+  const match = /([A-Za-z0-9+/])(=+)$/.exec(base64);
+  assert.ok(match, 'needs padded base64, which has unused trailing bits');
+  const last = match[1] as string;
+  return `${base64.slice(0, match.index)}${BASE64_ALPHABET[BASE64_ALPHABET.indexOf(last) ^ 1]}${match[2]}`;
+}
+
 const seed = (label: string) => createHash('sha256').update(label).digest();
 
 /** The verifier's clock in every test, Unix seconds (2026-01-01T00:00:00Z). */
