@@ -3,7 +3,7 @@
  * and screenshots under packages/portal/test-results/ (gitignored).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
@@ -70,4 +70,29 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 /** Text content of a locator, trimmed, whitespace collapsed. */
 export async function textOf(page: Page, selector: string): Promise<string> {
   return ((await page.locator(selector).first().textContent()) ?? '').replace(/\s+/g, ' ').trim();
+}
+
+const AXE_SOURCE = join(PORTAL_DIR, '../../node_modules/axe-core/axe.min.js');
+
+/**
+ * Runs axe-core in the page against WCAG 2.0/2.1 A and AA (labels, names, roles, contrast…) and
+ * returns the violations as `rule: target` lines; none is the expectation.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol: the pages' CSP (script-src 'self') rightly refuses
+  // an injected <script>, and the audit must not need the policy loosened.
+  await page.evaluate(`${readFileSync(AXE_SOURCE, 'utf8')}\n;0`);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<AxeResults> } })
+      .axe;
+    const results = await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    });
+    return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  return violations;
+}
+
+interface AxeResults {
+  violations: { id: string; nodes: { target: string[] }[] }[];
 }

@@ -19,7 +19,7 @@ import {
 } from '../../server/test/harness.js';
 import { portalUser } from '../../server/test/portal-harness.js';
 import { type Receiver, startReceiver } from '../../server/test/receiver.js';
-import { ensurePortalBuilt, launchChromium, screenshot, textOf } from './browser.js';
+import { axeViolations, ensurePortalBuilt, launchChromium, screenshot, textOf } from './browser.js';
 
 interface Payment {
   orderNo: string;
@@ -243,6 +243,33 @@ describe('merchant portal in Chromium', () => {
     assert.ok(base?.startsWith('"@method": GET\n"@path": /api/v1/payments\n"@query": ?orderNo='), base ?? '');
     assert.match((await pageA.locator('article').first().textContent()) ?? '', /Ed25519 signature/);
     await screenshot(pageA, '09-rejected-requests');
+  });
+
+  it('has no WCAG 2 A/AA violations (axe-core, contrast included) on its pages and the cashier page', async () => {
+    const pages: [path: string, heading: string | RegExp][] = [
+      ['/portal/payments', 'Payments'],
+      [`/portal/payments/${paidOrder.orderNo}`, `Payment ${paidOrder.orderNo}`],
+      ['/portal/payouts', 'Payouts'],
+      ['/portal/balances', 'Balances and ledger'],
+      ['/portal/credentials', 'Credentials'],
+      ['/portal/rejected', 'Rejected requests'],
+    ];
+    for (const [path, heading] of pages) {
+      await pageA.goto(`${platform.url}${path}`);
+      await pageA.getByRole('heading', { level: 1, name: heading }).waitFor();
+      assert.deepEqual(await axeViolations(pageA), [], path);
+    }
+    const pending = await createPayment(shopA, { amount: '5.00' });
+    const cashier = await contextA.newPage();
+    await cashier.goto(`${platform.url}/cashier/${pending.orderNo}`);
+    assert.deepEqual(await axeViolations(cashier), [], 'cashier page');
+    await cashier.close();
+    const signedOut = await browser.newContext();
+    const signInPage = await signedOut.newPage();
+    await signInPage.goto(`${platform.url}/portal/`);
+    await signInPage.getByRole('heading', { level: 1, name: 'Sign in to the merchant portal' }).waitFor();
+    assert.deepEqual(await axeViolations(signInPage), [], 'sign-in page');
+    await signedOut.close();
   });
 
   it("another merchant's session cannot see the order", async () => {

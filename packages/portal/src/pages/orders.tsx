@@ -237,7 +237,9 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
           />
           <details>
             <summary>Body (exact bytes, identical on every attempt)</summary>
-            <pre className="code">{event.body}</pre>
+            <pre className="code" tabIndex={0} aria-label={`Body of ${event.eventId}`}>
+              {event.body}
+            </pre>
           </details>
           <TableWrap label={`Delivery attempts of ${event.eventId}`}>
             <table className="attempts">

@@ -44,7 +44,12 @@ export function RejectedPage() {
                 <h3 className="label">Signature base built by the server</h3>
                 <CopyButton text={r.signatureBase} label={`signature base of ${r.requestId}`} />
               </div>
-              <pre className="code" data-testid="signature-base">
+              <pre
+                className="code"
+                data-testid="signature-base"
+                tabIndex={0}
+                aria-label={`Signature base of ${r.requestId}`}
+              >
                 {r.signatureBase}
               </pre>
             </>
