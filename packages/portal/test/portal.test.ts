@@ -40,6 +40,8 @@ describe('merchant portal in Chromium', () => {
   let pageA: Page;
   let paidOrder: Payment;
   let receiver: Receiver;
+  /** Every URL the merchant's browser asked for, across the suite. */
+  const requested: string[] = [];
 
   before(async () => {
     browser = await launchChromium();
@@ -53,6 +55,7 @@ describe('merchant portal in Chromium', () => {
     userA = await portalUser(platform, shopA);
     userB = await portalUser(platform, shopB);
     contextA = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    contextA.on('request', (request) => requested.push(request.url()));
     pageA = await contextA.newPage();
     pageA.setDefaultTimeout(10_000);
   });
@@ -313,6 +316,12 @@ describe('merchant portal in Chromium', () => {
     } finally {
       await phone.close();
     }
+  });
+
+  it('loads nothing from other origins: fonts, scripts and styles are bundled', () => {
+    assert.ok(requested.length > 20, `${requested.length} requests seen`);
+    const foreign = requested.filter((url) => !url.startsWith(`${platform.url}/`) && !url.startsWith('data:'));
+    assert.deepEqual(foreign, []);
   });
 
   it('signs out: the portal is closed again and the old session is dead', async () => {
