@@ -6,6 +6,7 @@ import {
   type SigningKey,
   signingKeyFrom,
 } from '@paygate/protocol';
+import { z } from 'zod';
 import { PaygateConfigError } from './errors.js';
 
 /** A platform webhook public key as onboarding prints it (`webhookKeys`). */
@@ -67,4 +68,40 @@ export function loadWebhookKeys(keys: readonly WebhookKey[]): ReadonlyMap<string
     map.set(key.keyid, publicKey.value);
   }
   return map;
+}
+
+/** What onboarding prints (`paygate merchant create --json`, or the portal): everything but your private key. */
+export interface Onboarding {
+  /** `ak_test_…` or `ak_live_…`. */
+  readonly accessKey: string;
+  /** `sandbox` or `production`. */
+  readonly environment?: string | undefined;
+  /** The platform body key POST bodies are sealed to. */
+  readonly bodyKey: { readonly keyId: string; readonly publicKey: string };
+  /** The platform webhook keys, by keyid. */
+  readonly webhookKeys: readonly { readonly keyid: string; readonly publicKey: string }[];
+}
+
+const onboardingSchema = z.object({
+  accessKey: z.string().min(1),
+  environment: z.string().optional(),
+  bodyKey: z.object({ keyId: z.string().min(1), publicKey: z.string().min(1) }),
+  webhookKeys: z.array(z.object({ keyid: z.string().min(1), publicKey: z.string().min(1) })).min(1),
+});
+
+/**
+ * Validates the onboarding JSON (as `paygate merchant create --json` prints it), so that it can
+ * configure a {@link PaygateClient} (with your private key) and a {@link WebhookVerifier}.
+ *
+ * @throws {@link PaygateConfigError} naming each member that is missing or malformed.
+ */
+export function parseOnboarding(json: unknown): Onboarding {
+  const parsed = onboardingSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'onboarding'}: ${issue.message}`);
+    throw new PaygateConfigError(
+      `not the onboarding JSON that \`paygate merchant create --json\` prints: ${problems.join('; ')}`,
+    );
+  }
+  return parsed.data;
 }

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { PaygateClientOptions } from '../client.js';
-import type { WebhookKey } from '../config.js';
+import { parseOnboarding, type WebhookKey } from '../config.js';
+import { PaygateConfigError } from '../errors.js';
 
 /** A command-line failure: printed to stderr; exit code 1, or 2 for a usage error. */
 export class CliError extends Error {
@@ -15,14 +16,6 @@ export class CliError extends Error {
 
 /** Default platform URL: where `npm start` listens. */
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
-
-/** The JSON `paygate merchant create --json` prints. */
-const onboardingSchema = z.object({
-  accessKey: z.string(),
-  environment: z.string().optional(),
-  bodyKey: z.object({ keyId: z.string(), publicKey: z.string() }),
-  webhookKeys: z.array(z.object({ keyid: z.string(), publicKey: z.string() })),
-});
 
 const webhookKeysSchema = z.array(z.object({ keyid: z.string().min(1), publicKey: z.string().min(1) })).min(1);
 
@@ -56,15 +49,12 @@ function parseJson(text: string, what: string): unknown {
 function onboardingOf(flags: ConfigFlags, env: NodeJS.ProcessEnv) {
   const file = flags.onboarding ?? env.PAYGATE_ONBOARDING;
   if (!file) return undefined;
-  const parsed = onboardingSchema.safeParse(parseJson(readText(file, 'onboarding file'), `onboarding file ${file}`));
-  if (!parsed.success) {
-    throw new CliError(
-      `onboarding file ${file} is not what \`paygate merchant create --json\` prints: ${parsed.error.issues
-        .map((issue) => `${issue.path.join('.')}: ${issue.message}`)
-        .join('; ')}`,
-    );
+  try {
+    return parseOnboarding(parseJson(readText(file, 'onboarding file'), `onboarding file ${file}`));
+  } catch (error) {
+    if (error instanceof PaygateConfigError) throw new CliError(`onboarding file ${file}: ${error.message}`);
+    throw error;
   }
-  return parsed.data;
 }
 
 /**
@@ -104,7 +94,7 @@ export function webhookKeys(flags: ConfigFlags, env: NodeJS.ProcessEnv): Webhook
   const given = flags['webhook-keys'] ?? env.PAYGATE_WEBHOOK_KEYS;
   if (given === undefined) {
     const onboarding = onboardingOf(flags, env);
-    if (onboarding) return onboarding.webhookKeys;
+    if (onboarding) return [...onboarding.webhookKeys];
     throw new CliError(
       'missing webhook keys: give --webhook-keys \'[{"keyid":"wk_…","publicKey":"…"}]\' (or @FILE, or ' +
         'PAYGATE_WEBHOOK_KEYS), or --onboarding with the JSON `paygate merchant create --json` printed.',
