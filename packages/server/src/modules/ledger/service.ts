@@ -2,7 +2,7 @@ import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
-import { decodeCursor, encodeCursor } from '../../validation.js';
+import { keysetPage } from '../../db/paging.js';
 import { CURRENCIES, currencyInfo } from '../catalog/catalog.js';
 import type { PaymentRow } from '../payments/service.js';
 import { paymentFee } from '../rates/fees.js';
@@ -232,22 +232,7 @@ export class Ledger {
     if (filters.currency !== undefined && !CURRENCIES.has(filters.currency)) {
       throw validationFailed([{ field: 'currency', message: 'not a supported currency' }]);
     }
-    const where = ['a.merchant_id = $1'];
-    const params: unknown[] = [merchantId];
-    const add = (clause: string, value: unknown) => {
-      params.push(value);
-      where.push(clause.replace('?', `$${params.length}`));
-    };
-    if (filters.currency !== undefined) add('e.currency = ?', filters.currency);
-    if (filters.from !== undefined) add('e.created_at >= ?', new Date(filters.from));
-    if (filters.to !== undefined) add('e.created_at <= ?', new Date(filters.to));
-    if (filters.cursor !== undefined) {
-      const cursor = decodeCursor(filters.cursor);
-      params.push(cursor.createdAt, cursor.id);
-      where.push(`(e.created_at, e.id) < ($${params.length - 1}, $${params.length})`);
-    }
-    params.push(filters.pageSize + 1);
-    const result = await this.db.query<{
+    const page = await keysetPage<{
       id: bigint;
       amount: bigint;
       currency: string;
@@ -257,19 +242,20 @@ export class Ledger {
       reference: string;
       kind: TransactionKind;
       order_no: string;
-    }>(
-      `SELECT e.id, e.amount, e.currency, e.side, e.created_at, a.kind AS account, t.reference, t.kind, t.order_no
-         FROM ledger_entries e
-         JOIN ledger_accounts a ON a.id = e.account_id
-         JOIN ledger_transactions t ON t.id = e.transaction_id
-        WHERE ${where.join(' AND ')}
-        ORDER BY e.created_at DESC, e.id DESC LIMIT $${params.length}`,
-      params,
-    );
-    const rows = result.rows.slice(0, filters.pageSize);
-    const last = rows.at(-1);
+    }>(this.db, {
+      select: `SELECT e.id, e.amount, e.currency, e.side, e.created_at, a.kind AS account, t.reference, t.kind, t.order_no
+                 FROM ledger_entries e
+                 JOIN ledger_accounts a ON a.id = e.account_id
+                 JOIN ledger_transactions t ON t.id = e.transaction_id`,
+      alias: 'e.',
+      equals: { 'a.merchant_id': merchantId, 'e.currency': filters.currency },
+      from: filters.from,
+      to: filters.to,
+      cursor: filters.cursor,
+      pageSize: filters.pageSize,
+    });
     return {
-      items: rows.map((row) => ({
+      items: page.rows.map((row) => ({
         entryId: row.id.toString(),
         reference: row.reference,
         transactionKind: row.kind,
@@ -280,7 +266,7 @@ export class Ledger {
         side: row.side,
         createdAt: row.created_at.getTime(),
       })),
-      nextCursor: result.rows.length > filters.pageSize && last ? encodeCursor(last.created_at, last.id) : null,
+      nextCursor: page.nextCursor,
     };
   }
 

@@ -1,18 +1,10 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
+import { keysetPage } from '../../db/paging.js';
 import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
 import { formatAmount, parseAmount } from '../../money.js';
-import {
-  attach,
-  decodeCursor,
-  encodeCursor,
-  merchantOrderNo,
-  type OrderRef,
-  orderNoOf,
-  parseInput,
-  webhookUrl,
-} from '../../validation.js';
+import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookUrl } from '../../validation.js';
 import { currencyInfo } from '../catalog/catalog.js';
 import { writeEvent } from '../events/outbox.js';
 
@@ -288,30 +280,15 @@ export class Payments {
     if (filters.status !== undefined && !PAYMENT_STATUSES.includes(filters.status as PaymentStatus)) {
       throw validationFailed([{ field: 'status', message: `one of ${PAYMENT_STATUSES.join(', ')}` }]);
     }
-    const where = ['merchant_id = $1'];
-    const params: unknown[] = [merchantId];
-    const add = (clause: string, value: unknown) => {
-      params.push(value);
-      where.push(clause.replace('?', `$${params.length}`));
-    };
-    if (filters.status !== undefined) add('status = ?', filters.status);
-    if (filters.from !== undefined) add('created_at >= ?', new Date(filters.from));
-    if (filters.to !== undefined) add('created_at <= ?', new Date(filters.to));
-    if (filters.cursor !== undefined) {
-      const cursor = decodeCursor(filters.cursor);
-      params.push(cursor.createdAt, cursor.id);
-      where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
-    }
-    params.push(filters.pageSize + 1);
-    const result = await this.db.query<PaymentRow>(
-      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${where.join(' AND ')}
-       ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-      params,
-    );
-    const rows = result.rows.slice(0, filters.pageSize);
-    const last = rows.at(-1);
-    const nextCursor = result.rows.length > filters.pageSize && last ? encodeCursor(last.created_at, last.id) : null;
-    return { items: rows.map((row) => this.view(row)), nextCursor };
+    const page = await keysetPage<PaymentRow>(this.db, {
+      select: `SELECT ${PAYMENT_COLUMNS} FROM payments`,
+      equals: { merchant_id: merchantId, status: filters.status },
+      from: filters.from,
+      to: filters.to,
+      cursor: filters.cursor,
+      pageSize: filters.pageSize,
+    });
+    return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor };
   }
 
   /** PENDING → CANCELED, with its event. */

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { signWebhook } from '@paygate/protocol';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/db.js';
+import { keysetPage } from '../../db/paging.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import { EVENT_ID } from '../../ids.js';
-import { decodeCursor, encodeCursor } from '../../validation.js';
 import type { PlatformKeys } from '../platform-keys/service.js';
 import { DestinationRefused, type Resolver, resolveDestination } from './destination.js';
 import { type SendResult, send } from './sender.js';
@@ -307,36 +307,19 @@ export class Webhooks {
     if (filters.status !== undefined && !['pending', 'delivered', 'failed'].includes(filters.status)) {
       throw validationFailed([{ field: 'status', message: 'one of delivered, pending, failed' }]);
     }
-    const where = ['merchant_id = $1'];
-    const params: unknown[] = [merchantId];
-    const add = (clause: string, value: unknown) => {
-      params.push(value);
-      where.push(clause.replace('?', `$${params.length}`));
-    };
-    if (filters.orderNo !== undefined) add('order_no = ?', filters.orderNo);
-    if (filters.status !== undefined) add('delivery_status = ?', filters.status);
-    if (filters.from !== undefined) add('created_at >= ?', new Date(filters.from));
-    if (filters.to !== undefined) add('created_at <= ?', new Date(filters.to));
-    if (filters.cursor !== undefined) {
-      const cursor = decodeCursor(filters.cursor);
-      params.push(cursor.createdAt, cursor.id);
-      where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
-    }
-    params.push(filters.pageSize + 1);
-    const result = await this.db.query<EventRow>(
-      `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-      params,
-    );
-    const rows = result.rows.slice(0, filters.pageSize);
-    const items = rows.map((row) => this.view(row));
+    const page = await keysetPage<EventRow>(this.db, {
+      select: 'SELECT * FROM events',
+      equals: { merchant_id: merchantId, order_no: filters.orderNo, delivery_status: filters.status },
+      from: filters.from,
+      to: filters.to,
+      cursor: filters.cursor,
+      pageSize: filters.pageSize,
+    });
+    const items = page.rows.map((row) => this.view(row));
     if (filters.orderNo !== undefined) {
       for (const item of items) item.attemptLog = await this.attempts(item.eventId);
     }
-    const last = rows.at(-1);
-    return {
-      items,
-      nextCursor: result.rows.length > filters.pageSize && last ? encodeCursor(last.created_at, last.id) : null,
-    };
+    return { items, nextCursor: page.nextCursor };
   }
 
   /**
