@@ -36,6 +36,7 @@ export class PaygateApiError extends PaygateError {
   readonly method: string;
   readonly path: string;
 
+  /** Built by the client from the platform's answer. */
   constructor(init: {
     msg: ApiErrorCode;
     status: number;
@@ -86,6 +87,7 @@ export class PaygateNetworkError extends PaygateError {
   readonly method: string;
   readonly path: string;
 
+  /** Built by the client when its last attempt got no answer. */
   constructor(init: { method: string; path: string; attempts: number; timedOut: boolean; cause: unknown }) {
     const reason = init.timedOut
       ? 'the attempt timed out'
@@ -129,6 +131,7 @@ export class WebhookVerificationError extends PaygateError {
   /** The signature base rebuilt from the request, once verification got that far. */
   readonly signatureBase: string | undefined;
 
+  /** Built by the verifier from the protocol's failure. */
   constructor(init: { check: WebhookFailureCheck; reason: string; hint: string; signatureBase?: string | undefined }) {
     super(`webhook refused at the ${init.check} check: ${init.reason}. ${init.hint}`);
     this.check = init.check;
@@ -158,6 +161,7 @@ export class InboxBusyError extends PaygateError {
   /** When to try again, in seconds. */
   readonly retryAfterSeconds: number;
 
+  /** Built by the inbox when a claim is held by another delivery. */
   constructor(eventId: string, retryAfterSeconds: number) {
     super(`event ${eventId} is being processed by another delivery; retry in ${retryAfterSeconds} s`);
     this.eventId = eventId;

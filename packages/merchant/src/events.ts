@@ -53,7 +53,12 @@ const SCHEMAS: Readonly<Record<string, z.ZodType<WebhookEvent>>> = {
 };
 
 /** Schema of any webhook event body (members the SDK does not know are dropped from the typed value). */
-export const webhookEventSchema = z.union([paymentSucceeded, paymentClosed, payoutResult, payoutRefunded]);
+export const webhookEventSchema: z.ZodType<WebhookEvent> = z.union([
+  paymentSucceeded,
+  paymentClosed,
+  payoutResult,
+  payoutRefunded,
+]);
 
 /** Fields every webhook event has. */
 export interface EventCommon {

@@ -11,7 +11,7 @@ import { answerWebhook, incomingFromNode, type WebhookHandlerOptions, writeAnswe
  * and verifies against `req.originalUrl` (the path and query as received, even under a mounted
  * router). Register it before `app.use(express.json())`: a body that a JSON parser already
  * consumed cannot be verified, and the handler then answers 500 with `RAW_BODY_UNAVAILABLE`
- * and reports a {@link RawBodyUnavailableError} that says so. (A Buffer from `express.raw()` is
+ * and reports a `RawBodyUnavailableError` that says so. (A Buffer from `express.raw()` is
  * accepted.)
  *
  * @example

@@ -88,14 +88,14 @@ export async function answerWebhook(
 }
 
 /** A Node request that something else may have read already (Express adds `body`). */
-type MaybeParsed = IncomingMessage & { body?: unknown; originalUrl?: string };
+export type MaybeParsedRequest = IncomingMessage & { body?: unknown; originalUrl?: string };
 
 /**
  * Reads a request's raw body bytes. A Buffer left by a raw-body parser (`express.raw()`) is
  * used as is; a body another parser consumed (an object or a string in `req.body`, or an
  * ended stream) cannot be verified and is refused with {@link RawBodyUnavailableError}.
  */
-export async function readRawBody(req: MaybeParsed, limit = MAX_WEBHOOK_BODY_BYTES): Promise<Buffer> {
+export async function readRawBody(req: MaybeParsedRequest, limit = MAX_WEBHOOK_BODY_BYTES): Promise<Buffer> {
   if (Buffer.isBuffer(req.body)) return req.body;
   if (req.body !== undefined || req.readableEnded) {
     throw new RawBodyUnavailableError(
@@ -117,7 +117,7 @@ export async function readRawBody(req: MaybeParsed, limit = MAX_WEBHOOK_BODY_BYT
 }
 
 /** The delivery as a Node request carries it: method, target as received, raw headers, raw body. */
-export async function incomingFromNode(req: MaybeParsed, target = req.url ?? '/'): Promise<IncomingWebhook> {
+export async function incomingFromNode(req: MaybeParsedRequest, target = req.url ?? '/'): Promise<IncomingWebhook> {
   return { method: req.method ?? '', target, headers: req.rawHeaders, body: await readRawBody(req) };
 }
 

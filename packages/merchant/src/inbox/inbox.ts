@@ -94,6 +94,7 @@ export class WebhookInbox {
   readonly #clock: () => number;
   readonly #leaseMs: number;
 
+  /** An inbox over a store, with the client that confirms conflicts and your `onUpdate`. */
   constructor(options: WebhookInboxOptions) {
     this.#store = options.store;
     this.#client = options.client;

@@ -6,6 +6,7 @@ import type { ClaimResult, InboxStore, OrderKey, OrderStatus, TrackedOrder } fro
  * parameters and return its rows. A `pg` `Pool` or `Client` and a PGlite instance fit as they are.
  */
 export interface SqlClient {
+  /** Runs one statement with `$1…` parameters; resolves its rows (with `RETURNING`, the affected ones). */
   query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
@@ -27,6 +28,7 @@ export class SqlInboxStore implements InboxStore {
   readonly #events: string;
   readonly #orders: string;
 
+  /** A store over `db`; call {@link SqlInboxStore.migrate} before first use. */
   constructor(db: SqlClient, options: SqlInboxStoreOptions = {}) {
     const prefix = options.tablePrefix ?? 'paygate_inbox_';
     if (!IDENTIFIER.test(`${prefix}events`)) {
