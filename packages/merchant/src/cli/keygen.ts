@@ -20,7 +20,8 @@ export function keygen(dir: string, force: boolean): void {
   // writeFileSync's mode applies only when it creates the file; --force may replace one.
   chmodSync(privatePath, 0o600);
   writeFileSync(publicPath, publicKeyPem, { mode: 0o644 });
-  const shown = relative(process.cwd(), dir) || '.';
+  const relativeDir = relative(process.cwd(), dir);
+  const shown = relativeDir.startsWith('..') ? dir : relativeDir || '.';
   process.stderr.write(
     `Wrote ${join(shown, 'private.pem')} (your private key: keep it secret, never upload it; mode 0600)\n` +
       `  and ${join(shown, 'public.pem')}.\n` +
