@@ -62,7 +62,7 @@ describe('webhook vectors', () => {
       const { headers, body } = incoming(v);
       const verified = await pem.verifyBytes({
         target: url.pathname + url.search,
-        headers: new Headers(headers),
+        headers: new Headers(headers as [string, string][]),
         body,
       });
       assert.equal(verified.eventId, v.headers['webhook-event-id']);
