@@ -369,9 +369,15 @@ export class PaygateClient {
     if (!request.path.startsWith('/')) throw new PaygateConfigError(`path must start with /: ${request.path}`);
     const retries = options.retries ?? this.#retries;
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
-    const path = this.#base.pathname.replace(/\/$/, '') + request.path;
-    const query = request.method === 'GET' ? encodeQuery(request.query) : undefined;
-    const url = `${this.#base.origin}${path}${query === undefined ? '' : `?${query}`}`;
+    const raw = request.method === 'GET' ? encodeQuery(request.query) : undefined;
+    // Sign the target exactly as fetch will send it: the URL parser percent-encodes what may not
+    // appear raw (a space, a quote, non-ASCII) and resolves dot segments.
+    const target = new URL(
+      `${this.#base.origin}${this.#base.pathname.replace(/\/$/, '')}${request.path}${raw === undefined ? '' : `?${raw}`}`,
+    );
+    const path = target.pathname;
+    const query = target.search === '' ? undefined : target.search.slice(1);
+    const url = `${target.origin}${path}${query === undefined ? '' : `?${query}`}`;
     // Serialized once: every attempt seals these same bytes.
     const plaintext = request.method === 'POST' ? Buffer.from(JSON.stringify(request.body), 'utf8') : undefined;
     const idempotencyKey = options.idempotencyKey ?? randomUUID();

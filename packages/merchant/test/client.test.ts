@@ -187,6 +187,15 @@ describe('PaygateClient against a real platform', () => {
     assert.equal(unknown.msg, 'EVENT_NOT_FOUND');
   });
 
+  it('signs a raw query exactly as it is sent, even when the URL parser has to encode it', async () => {
+    // A space and a non-ASCII letter are percent-encoded on the way out; the signature covers
+    // what was sent, so the platform gets past authentication to validate the value.
+    const response = await client.send({ method: 'GET', path: '/api/v1/payments', query: 'merchantOrderNo=a bç' });
+    assert.equal(response.status, 400, JSON.stringify(response.body));
+    assert.equal((response.body as { msg: string }).msg, 'VALIDATION_FAILED');
+    assert.match(response.sent.signatureBase, /"@query": \?merchantOrderNo=a%20b%C3%A7\n/);
+  });
+
   it('a wrong private key is UNAUTHORIZED, with the Request-Id and what usually causes it', async () => {
     const impostor = new PaygateClient({
       ...clientOptions(platform.url, merchant),

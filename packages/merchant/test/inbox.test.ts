@@ -169,6 +169,15 @@ for (const kind of kinds) {
         assert.equal(await inbox.status(o), 'SUCCEEDED');
       });
 
+      it('recordStatus records forward moves only: a late PENDING never overwrites a final status', async () => {
+        const o = order();
+        assert.equal(await inbox.recordStatus(o, 'PENDING'), true);
+        assert.equal((await inbox.process(paymentEvent(o, 'SUCCEEDED'))).kind, 'applied');
+        assert.equal(await inbox.recordStatus(o, 'PENDING'), false);
+        assert.equal(await inbox.recordStatus(o, 'SUCCEEDED'), true);
+        assert.equal(await inbox.status(o), 'SUCCEEDED');
+      });
+
       it('a different event with the status already held changes nothing', async () => {
         const o = order();
         await inbox.recordStatus(o, 'PENDING');

@@ -129,14 +129,17 @@ export class WebhookInbox {
 
   /**
    * Records the status your side holds for an order, learned other than by webhook (at
-   * creation, PENDING; after your own cancel, CANCELED; after a query). Later events are judged
-   * against it.
+   * creation, PENDING; after your own cancel, CANCELED). Later events are judged against it.
+   * Only forward moves are recorded (see {@link isForwardMove}): a PENDING learned late never
+   * overwrites the final status a webhook already applied. Resolves whether it was recorded
+   * (`true` too when the status was already held).
    */
-  async recordStatus(order: TrackedOrder, status: OrderStatus): Promise<void> {
+  async recordStatus(order: TrackedOrder, status: OrderStatus): Promise<boolean> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const current = await this.#store.orderStatus(order);
-      if (current === status) return;
-      if (await this.#store.setOrderStatus(order, current, status, this.#clock())) return;
+      if (current === status) return true;
+      if (!isForwardMove(order.orderType, current, status)) return false;
+      if (await this.#store.setOrderStatus(order, current, status, this.#clock())) return true;
     }
     throw new PaygateError(`order ${order.orderNo} kept changing while its status was recorded`);
   }
