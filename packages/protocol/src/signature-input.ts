@@ -149,14 +149,14 @@ export function parseSignatureInput(
   if (alg !== SIGNATURE_ALG) return invalid('alg must be the string "ed25519"');
   if (profile.keyid && (typeof keyid !== 'string' || keyid.length === 0)) return invalid('keyid must be a string');
 
-  const base: SignatureParams = { label: profile.label, components, created, expires, nonce };
-  const params = typeof keyid === 'string' ? { ...base, keyid } : base;
   // The verifier rebuilds the @signature-params line from these values in the specified order;
-  // a header listing them in another order would not be the line that was signed.
-  if (serializeSignatureInput(params) !== header) {
-    return invalid(`parameters must be in the order created, expires, nonce, ${profile.keyid ? 'keyid, ' : ''}alg`);
-  }
-  return ok(params);
+  // a header listing them in another order would not be the line that was signed. The header is
+  // canonical and every value checked, so the order of the keys is all that could still differ.
+  const order = ['created', 'expires', 'nonce', ...(profile.keyid ? ['keyid'] : []), 'alg'];
+  if (!sameList([...parameters.keys()], order)) return invalid(`parameters must be in the order ${order.join(', ')}`);
+
+  const params: SignatureParams = { label: profile.label, components, created, expires, nonce };
+  return ok(typeof keyid === 'string' ? { ...params, keyid } : params);
 }
 
 /** Parses a Signature header: exactly one member, with the expected label, holding a 64-byte sequence. */

@@ -8,6 +8,7 @@ import {
   boxKeyPairFrom,
   boxPublicKeyFrom,
   contentDigest,
+  decodeCanonicalBase64,
   ENVELOPE_ALG,
   type HeaderPair,
   parseEnvelope,
@@ -385,6 +386,35 @@ describe('(b) parsers and verifiers given arbitrary input return typed errors', 
         if (typeof value !== 'string') assertTyped(boxKeyPairFrom(value), 'invalid-key');
       }),
       { numRuns: FUZZ_RUNS },
+    );
+  });
+
+  it('decodeCanonicalBase64: exactly the RFC 4648 grammar with zero trailing bits', () => {
+    // The reference: padded standard alphabet, then the decoded bytes must re-encode unchanged.
+    const GRAMMAR = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+    const alphabet = fc.constantFrom(
+      ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/',
+      '=',
+      '-',
+      '_',
+      ' ',
+      '\n',
+      '\u00e9',
+    );
+    const text = fc.oneof(
+      fc.string({ unit: alphabet, maxLength: 24 }),
+      fc.uint8Array({ maxLength: 24 }).chain((bytes) => nearValid(Buffer.from(bytes).toString('base64'))),
+      fc.uint8Array({ maxLength: 24 }).map((bytes) => Buffer.from(bytes).toString('base64')),
+      anyString,
+    );
+    fc.assert(
+      fc.property(text, (candidate) => {
+        const decoded = decodeCanonicalBase64(candidate);
+        const canonical = GRAMMAR.test(candidate) && Buffer.from(candidate, 'base64').toString('base64') === candidate;
+        assert.equal(decoded !== undefined, canonical, JSON.stringify(candidate));
+        if (decoded) assert.equal(decoded.toString('base64'), candidate);
+      }),
+      { numRuns: FUZZ_RUNS * 2 },
     );
   });
 
