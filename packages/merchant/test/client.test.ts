@@ -263,11 +263,25 @@ describe('PaygateClient against a real platform', () => {
     it('a create whose answer was lost is retried into the same order (the platform dedups by merchantOrderNo)', async () => {
       const input = paymentInput();
       proxy.received.length = 0;
-      // The first attempt reaches the platform, but the answer is replaced by a 502.
-      proxy.script({ kind: 'reply', status: 502, body: 'bad gateway' });
-      const first = await viaProxy.payments.create(input);
-      const original = await viaProxy.payments.query({ merchantOrderNo: input.merchantOrderNo });
-      assert.equal(first.orderNo, original.orderNo);
+      // The first attempt reaches the platform and creates the order, but its answer is lost.
+      proxy.script({ kind: 'forward', answer: 502 });
+      const created = await viaProxy.payments.create(input);
+      assert.equal(proxy.received.length, 2, 'the create was sent twice');
+      const page = await client.payments.list({ pageSize: 100 });
+      const same = page.items.filter((p) => p.merchantOrderNo === input.merchantOrderNo);
+      assert.equal(same.length, 1, 'one order for the two attempts');
+      assert.equal(same[0]?.orderNo, created.orderNo);
+    });
+
+    it('sends through an injected fetch', async () => {
+      const seen: string[] = [];
+      const injected: typeof fetch = (input, init) => {
+        seen.push(`${init?.method} ${String(input)}`);
+        return fetch(input, init);
+      };
+      const withFetch = new PaygateClient({ ...clientOptions(platform.url, merchant), fetch: injected });
+      assert.equal((await withFetch.balances({ currency: 'EUR' }))[0]?.currency, 'EUR');
+      assert.deepEqual(seen, [`GET ${platform.url}/api/v1/balances?currency=EUR`]);
     });
 
     it('never retries a 4xx', async () => {

@@ -79,7 +79,8 @@ export type Action =
       readonly body: string;
       readonly headers?: Record<string, string>;
     }
-  | { readonly kind: 'forward' }
+  /** Forwards to the upstream; with `answer`, the upstream's answer is dropped and this status sent instead. */
+  | { readonly kind: 'forward'; readonly answer?: number }
   | { readonly kind: 'destroy' }
   | { readonly kind: 'hang' };
 
@@ -134,6 +135,14 @@ export async function startScriptedServer(fallback: Action, upstream?: string): 
             new URL(recorded.target, upstream),
             { method: recorded.method, headers },
             (answer) => {
+              if (action.answer !== undefined) {
+                answer.resume();
+                answer.on('end', () => {
+                  res.writeHead(action.answer as number, { 'content-type': 'text/plain' });
+                  res.end('the answer was lost');
+                });
+                return;
+              }
               res.writeHead(answer.statusCode ?? 502, answer.headers);
               answer.pipe(res);
             },

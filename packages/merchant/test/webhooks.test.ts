@@ -210,6 +210,31 @@ describe('webhooks through each adapter, from the real platform', () => {
     }
   });
 
+  it('express under a mounted router and fastify under a prefix verify the path as received', async () => {
+    const events: WebhookEvent[] = [];
+    const onEvent = (event: WebhookEvent) => void events.push(event);
+    const router = express.Router();
+    router.post('/payment', expressWebhook({ verifier, onEvent }));
+    const app = express();
+    app.use('/hooks', router); // inside the router req.url is /payment; the signature covers /hooks/payment
+    const server = createServer(app);
+    const expressUrl = await listen(server);
+    const prefixed = Fastify();
+    await prefixed.register(fastifyWebhook, { prefix: '/hooks', path: '/payment', verifier, onEvent });
+    const fastifyUrl = await prefixed.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const viaExpress = await paidPayment(`${expressUrl}/hooks/payment?q=1`);
+      const viaFastify = await paidPayment(`${fastifyUrl}/hooks/payment?q=2`);
+      assert.deepEqual(
+        events.map((e) => e.orderNo),
+        [viaExpress.orderNo, viaFastify.orderNo],
+      );
+    } finally {
+      await close(server);
+      await prefixed.close();
+    }
+  });
+
   it('express: a Buffer left by express.raw() is used as the raw body', async () => {
     const events: WebhookEvent[] = [];
     const app = express();
