@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type BodyPublicKey, type SigningKey, signReadRequest, signWriteRequest } from '@paygate/protocol';
+import {
+  type BodyPublicKey,
+  MAX_PLAINTEXT_BYTES,
+  type SigningKey,
+  signReadRequest,
+  signWriteRequest,
+} from '@paygate/protocol';
 import { z } from 'zod';
 import { type BodyKeyConfig, checkAccessKey, loadBodyKey, loadSigningKey } from './config.js';
 import { PaygateApiError, PaygateConfigError, PaygateNetworkError } from './errors.js';
@@ -216,6 +222,18 @@ const sleep = (ms: number, signal: AbortSignal | undefined) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
+function serializeBody(body: unknown, path: string): Buffer {
+  const json = JSON.stringify(body);
+  if (json === undefined) throw new PaygateConfigError(`POST ${path}: the body must be JSON (an object)`);
+  const bytes = Buffer.from(json, 'utf8');
+  if (bytes.length > MAX_PLAINTEXT_BYTES) {
+    throw new PaygateConfigError(
+      `POST ${path}: the body is ${bytes.length} bytes of JSON; at most 1 MiB may be sealed`,
+    );
+  }
+  return bytes;
+}
+
 function parseBody(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -378,8 +396,11 @@ export class PaygateClient {
     const path = target.pathname;
     const query = target.search === '' ? undefined : target.search.slice(1);
     const url = `${target.origin}${path}${query === undefined ? '' : `?${query}`}`;
+    if (request.method === 'POST' && query !== undefined) {
+      throw new PaygateConfigError(`a POST has no query string: ${request.path}`);
+    }
     // Serialized once: every attempt seals these same bytes.
-    const plaintext = request.method === 'POST' ? Buffer.from(JSON.stringify(request.body), 'utf8') : undefined;
+    const plaintext = request.method === 'POST' ? serializeBody(request.body, request.path) : undefined;
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
 
     for (let attempt = 1; ; attempt++) {

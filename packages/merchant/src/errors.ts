@@ -6,7 +6,10 @@ export class PaygateError extends Error {
   override readonly name: string = 'PaygateError';
 }
 
-/** The SDK was configured with something unusable (a key that does not load, a bad URL…). */
+/**
+ * The SDK was configured or called with something unusable: a key that does not load, a bad URL,
+ * a POST body that is not JSON or exceeds 1 MiB. Nothing was sent.
+ */
 export class PaygateConfigError extends PaygateError {
   override readonly name = 'PaygateConfigError';
 }

@@ -230,6 +230,14 @@ describe('PaygateClient against a real platform', () => {
     }
   });
 
+  it('refuses a request that cannot be sent, before sending it', async () => {
+    await assert.rejects(client.send({ method: 'POST', path: '/api/v1/payments?x=1', body: {} }), PaygateConfigError);
+    await assert.rejects(client.send({ method: 'POST', path: '/api/v1/payments', body: undefined }), /must be JSON/);
+    const huge = { attach: 'x'.repeat(1024 * 1024) };
+    await assert.rejects(client.send({ method: 'POST', path: '/api/v1/payments', body: huge }), /at most 1 MiB/);
+    await assert.rejects(client.send({ method: 'GET', path: 'api/v1/payments' }), /must start with \//);
+  });
+
   describe('retries, through a loopback proxy in front of the platform', () => {
     let proxy: ScriptedServer;
     let viaProxy: PaygateClient;
