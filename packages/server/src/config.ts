@@ -16,6 +16,8 @@ export interface Config {
   readonly dataDir: string;
   /** A PostgreSQL URL; when absent the embedded PGlite database in `dataDir` is used. */
   readonly databaseUrl: string | undefined;
+  /** Connections each process keeps to PostgreSQL at most. */
+  readonly databasePoolSize: number;
   /** 32-byte key that encrypts platform private keys at rest; base64. */
   readonly masterKey: string | undefined;
   /** Token for the operator API; generated into the data directory when absent. */
@@ -99,6 +101,7 @@ const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
     .optional(),
+  PAYGATE_DATABASE_POOL: z.coerce.number().int().min(1).max(500).default(20),
   PAYGATE_MASTER_KEY: z.base64().optional(),
   PAYGATE_ADMIN_TOKEN: z.string().min(24).optional(),
   PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
@@ -142,6 +145,7 @@ export function parseConfig(
     publicUrl: (e.PAYGATE_PUBLIC_URL ?? `http://${displayHost}:${e.PORT}`).replace(/\/$/, ''),
     dataDir,
     databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.PAYGATE_DATABASE_POOL,
     masterKey: e.PAYGATE_MASTER_KEY,
     adminToken: e.PAYGATE_ADMIN_TOKEN,
     webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,
@@ -155,4 +159,14 @@ export function parseConfig(
     ...overrides,
   };
   return Object.freeze(config);
+}
+
+/**
+ * The configuration with a concrete port in place of 0 ("any free port"), and the public URL
+ * derived from it when it was derived from port 0, so that cashier and portal links point where
+ * the server actually listens.
+ */
+export function withPort(config: Config, port: number): Config {
+  const derived = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -2)}:${port}` : config.publicUrl;
+  return Object.freeze({ ...config, port, publicUrl: derived });
 }

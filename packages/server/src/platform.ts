@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { createServer } from 'node:net';
+import { type Config, withPort } from './config.js';
 import { openDatabase } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { adminToken } from './local-state.js';
@@ -21,10 +22,16 @@ export interface Platform {
  * background workers and listens. Used by `main.ts` and by tests that want a real server.
  */
 export async function startPlatform(
-  config: Config,
+  requested: Config,
   options: ServiceOptions & { logger?: boolean; sweepIntervalMs?: number } = {},
 ): Promise<Platform> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // Port 0 means any free port: pick it now, so that the links the services build carry it.
+  const config = requested.port === 0 ? withPort(requested, await freePort(requested.host)) : requested;
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  });
   await migrate(db);
   const services = createServices(config, db, options);
   await services.platformKeys.ensure();
@@ -46,4 +53,18 @@ export async function startPlatform(
       await db.close();
     },
   };
+}
+
+/** A port free on `host` right now (the listen that follows takes it, or fails loudly). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
 }

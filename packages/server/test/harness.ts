@@ -87,7 +87,7 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
   const platform = await startPlatform(config, { ...options, now, masterKey: TEST_MASTER_KEY, logger: false });
   return {
     ...platform,
-    config,
+    config: platform.services.config,
     advance(ms: number) {
       offset += ms;
     },

@@ -17,7 +17,11 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     );
   }
   const log = pino({ level: config.logLevel });
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  });
   await migrate(db);
   const services = createServices(config, db);
   const worker = workerId();
