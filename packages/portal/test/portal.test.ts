@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { generateSigningKey } from '@paygate/protocol';
+import { PaygateClient } from '@paygate/merchant';
+import { generateSigningKey, seedOf } from '@paygate/protocol';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   buildRead,
   createMerchant,
   get,
   paymentInput,
-  post,
   startTestPlatform,
   type TestMerchant,
   type TestPlatform,
@@ -86,15 +86,16 @@ describe('merchant portal in Chromium', () => {
     assert.fail(`the event did not reach ${status} with ${attempts} attempts`);
   };
 
-  const createPayment = async (merchant: TestMerchant, overrides: Record<string, unknown> = {}) => {
-    const created = await post<Payment>(
-      platform,
-      merchant,
-      '/api/v1/payments',
-      paymentInput({ webhookUrl: `${receiver.url}/webhook/payment`, ...overrides }),
-    );
-    assert.equal(created.status, 200, JSON.stringify(created.body));
-    return created.body.data as Payment;
+  /** Creates a payment the way a merchant integration does: through the SDK's client. */
+  const createPayment = async (merchant: TestMerchant, overrides: { amount?: string } = {}): Promise<Payment> => {
+    const client = new PaygateClient({
+      baseUrl: platform.url,
+      accessKey: merchant.accessKey,
+      privateKey: seedOf(merchant.key),
+      bodyKey: merchant.bodyKey,
+    });
+    const input = paymentInput({ webhookUrl: `${receiver.url}/webhook/payment`, ...overrides });
+    return client.payments.create({ ...input, currency: 'BRL', paymentMethod: { code: 'PIX' } });
   };
 
   it('signs in (keyboard only) and shows the environment badge', async () => {
