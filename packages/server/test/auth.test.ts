@@ -263,6 +263,28 @@ for (const database of databases()) {
       assert.deepEqual(await snapshot(), before);
     });
 
+    it('accepts one of 20 concurrent copies of a request (one nonce), whatever batch they share', async () => {
+      const signed = buildRead(merchant, '/api/v1/balances', undefined, platform.services.now());
+      const copies = await Promise.all(
+        Array.from({ length: 20 }, () => rawSend(platform.url, 'GET', '/api/v1/balances', entries(signed.headers))),
+      );
+      assert.deepEqual(copies.map((c) => c.status).sort(), [200, ...Array(19).fill(401)]);
+    });
+
+    it('decides nonces per merchant: one nonce used by two merchants in one batch is new for both', async () => {
+      const nonces = platform.services.nonces;
+      const expires = Math.floor(platform.services.now() / 1000) + 300;
+      const nonce = randomUUID();
+      const results = await Promise.all([
+        nonces.consume(1n, nonce, expires),
+        nonces.consume(2n, nonce.toUpperCase(), expires),
+        nonces.consume(1n, nonce.toUpperCase(), expires),
+        nonces.consume(3n, randomUUID(), expires),
+      ]);
+      assert.deepEqual(results, [true, true, false, true]);
+      assert.equal(await nonces.consume(2n, nonce, expires), false);
+    });
+
     it('refuses an unknown access key and a key signed by someone else', async () => {
       await refusedWrite((w) => setHeader(w.headers, 'merchant-access-key', 'ak_test_unknownunknown0000'));
       const stranger = { ...merchant, key: generateSigningKey() };

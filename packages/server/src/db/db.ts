@@ -9,12 +9,37 @@ export interface QueryResult<T> {
 }
 
 /**
+ * A statement of a hot path that PostgreSQL parses and plans once per connection instead of on
+ * every call. Name it uniquely and list its result columns (no `SELECT *`): a prepared plan must
+ * keep its result shape across migrations.
+ */
+export interface PreparedStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Declares a prepared statement (see {@link PreparedStatement}). */
+export const prepared = (name: string, text: string): PreparedStatement => ({ name, text });
+
+/** SQL text, or a prepared statement. */
+export type Sql = string | PreparedStatement;
+
+/**
  * The query layer, identical over PostgreSQL and the embedded PGlite: parameterized SQL
  * (`$1`, `$2`, …), int8 as `bigint`, and transactions that commit or roll back as a whole.
  */
 export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  query<T = Record<string, unknown>>(sql: Sql, params?: readonly unknown[]): Promise<QueryResult<T>>;
 }
+
+/** pg's query config for `sql`: named (prepared once per connection) when it is a prepared statement. */
+function pgQuery(sql: Sql, params: readonly unknown[]): pg.QueryConfig {
+  return typeof sql === 'string'
+    ? { text: sql, values: params as unknown[] }
+    : { name: sql.name, text: sql.text, values: params as unknown[] };
+}
+
+const textOf = (sql: Sql) => (typeof sql === 'string' ? sql : sql.text);
 
 export interface Db extends Queryable {
   /** Runs `work` in one transaction (READ COMMITTED); rolls back if it throws. */
@@ -31,8 +56,8 @@ class PostgresDb implements Db {
   readonly kind = 'postgres';
   constructor(private readonly pool: pg.Pool) {}
 
-  async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
-    const result = await this.pool.query(sql, params as unknown[]);
+  async query<T>(sql: Sql, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+    const result = await this.pool.query(pgQuery(sql, params));
     return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
   }
 
@@ -41,8 +66,8 @@ class PostgresDb implements Db {
     try {
       await client.query('BEGIN');
       const tx: Queryable = {
-        async query<R>(sql: string, params: readonly unknown[] = []) {
-          const result = await client.query(sql, params as unknown[]);
+        async query<R>(sql: Sql, params: readonly unknown[] = []) {
+          const result = await client.query(pgQuery(sql, params));
           return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
         },
       };
@@ -82,8 +107,8 @@ class PgliteDb implements Db {
   readonly kind = 'pglite';
   constructor(private readonly pglite: PGlite) {}
 
-  async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
-    const result = await this.pglite.query<T>(sql, params as unknown[]);
+  async query<T>(sql: Sql, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+    const result = await this.pglite.query<T>(textOf(sql), params as unknown[]);
     return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
   }
 
@@ -91,8 +116,8 @@ class PgliteDb implements Db {
     // PGlite is one session: its transaction() holds the session exclusively until done.
     return this.pglite.transaction(async (t) =>
       work({
-        async query<R>(sql: string, params: readonly unknown[] = []) {
-          const result = await t.query<R>(sql, params as unknown[]);
+        async query<R>(sql: Sql, params: readonly unknown[] = []) {
+          const result = await t.query<R>(textOf(sql), params as unknown[]);
           return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
         },
       }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
-import type { Db, Queryable } from '../../db/db.js';
+import { type Db, prepared, type Queryable } from '../../db/db.js';
 import { keysetPage } from '../../db/paging.js';
 import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
 import { formatAmount, parseAmount } from '../../money.js';
@@ -112,7 +112,28 @@ export interface ListFilters {
   cursor?: string | undefined;
 }
 
-const PAYMENT_COLUMNS = '*';
+/** Every column of PaymentRow, listed so that prepared statements keep their shape. */
+const PAYMENT_COLUMNS = `id, order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
+  status, paid_amount_minor, channel_trade_no, payer_name, payer_document, expires_at, created_at, updated_at, finalized_at`;
+
+/** The hot statements of creating and reading payments, prepared once per connection. */
+const INSERT_PAYMENT = prepared(
+  'payments_insert',
+  `INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
+                         status, expires_at, created_at, updated_at)
+   VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $10)
+   ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
+   RETURNING ${PAYMENT_COLUMNS}`,
+);
+const findPayment = (column: 'order_no' | 'merchant_order_no', lock: boolean) =>
+  prepared(
+    `payments_by_${column}${lock ? '_for_update' : ''}`,
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
+  );
+const FIND_PAYMENT = {
+  order_no: [findPayment('order_no', false), findPayment('order_no', true)],
+  merchant_order_no: [findPayment('merchant_order_no', false), findPayment('merchant_order_no', true)],
+} as const;
 
 /** Payment orders: create, read, list, cancel, update, and the channel's state changes. */
 export class Payments {
@@ -222,25 +243,18 @@ export class Payments {
     const order = this.parseCreate(input);
     const now = new Date(this.now());
     const datePrefix = `P${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
-    const inserted = await this.db.query<PaymentRow>(
-      `INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
-                             status, expires_at, created_at, updated_at)
-       VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $10)
-       ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
-       RETURNING ${PAYMENT_COLUMNS}`,
-      [
-        datePrefix,
-        merchantId,
-        order.merchantOrderNo,
-        order.currency,
-        order.amountMinor,
-        order.paymentMethod.code,
-        order.webhookUrl,
-        order.attach ?? null,
-        new Date(now.getTime() + this.config.paymentExpiryMs),
-        now,
-      ],
-    );
+    const inserted = await this.db.query<PaymentRow>(INSERT_PAYMENT, [
+      datePrefix,
+      merchantId,
+      order.merchantOrderNo,
+      order.currency,
+      order.amountMinor,
+      order.paymentMethod.code,
+      order.webhookUrl,
+      order.attach ?? null,
+      new Date(now.getTime() + this.config.paymentExpiryMs),
+      now,
+    ]);
     if (inserted.rows[0]) return { payment: this.view(inserted.rows[0]), created: true };
 
     const existing = await this.find(this.db, merchantId, { merchantOrderNo: order.merchantOrderNo });
@@ -256,11 +270,10 @@ export class Payments {
 
   private async find(q: Queryable, merchantId: bigint, ref: OrderRef, lock = false): Promise<PaymentRow> {
     const [column, value] =
-      ref.orderNo !== undefined ? ['order_no', ref.orderNo] : ['merchant_order_no', ref.merchantOrderNo];
-    const result = await q.query<PaymentRow>(
-      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
-      [merchantId, value],
-    );
+      ref.orderNo !== undefined
+        ? (['order_no', ref.orderNo] as const)
+        : (['merchant_order_no', ref.merchantOrderNo] as const);
+    const result = await q.query<PaymentRow>(FIND_PAYMENT[column][lock ? 1 : 0], [merchantId, value]);
     const row = result.rows[0];
     if (!row) throw orderNotFound();
     return row;
