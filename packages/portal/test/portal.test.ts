@@ -86,16 +86,19 @@ describe('merchant portal in Chromium', () => {
     assert.fail(`the event did not reach ${status} with ${attempts} attempts`);
   };
 
-  /** Creates a payment the way a merchant integration does: through the SDK's client. */
-  const createPayment = async (merchant: TestMerchant, overrides: { amount?: string } = {}): Promise<Payment> => {
-    const client = new PaygateClient({
+  /** The merchant's integration: the SDK's client with the merchant's own key. */
+  const clientOf = (merchant: TestMerchant) =>
+    new PaygateClient({
       baseUrl: platform.url,
       accessKey: merchant.accessKey,
       privateKey: seedOf(merchant.key),
       bodyKey: merchant.bodyKey,
     });
+
+  /** Creates a payment the way a merchant integration does: through the SDK's client. */
+  const createPayment = async (merchant: TestMerchant, overrides: { amount?: string } = {}): Promise<Payment> => {
     const input = paymentInput({ webhookUrl: `${receiver.url}/webhook/payment`, ...overrides });
-    return client.payments.create({ ...input, currency: 'BRL', paymentMethod: { code: 'PIX' } });
+    return clientOf(merchant).payments.create({ ...input, currency: 'BRL', paymentMethod: { code: 'PIX' } });
   };
 
   it('signs in (keyboard only) and shows the environment badge', async () => {
@@ -232,6 +235,46 @@ describe('merchant portal in Chromium', () => {
     await screenshot(pageA, '08-balances');
   });
 
+  it('shows a payout returned upstream: its receipt with the payee, REFUNDED, and both events delivered', async () => {
+    const client = clientOf(shopA);
+    const payout = await client.payouts.create({
+      merchantOrderNo: `WO-${Date.now()}`,
+      currency: 'BRL',
+      amount: '50.00',
+      webhookUrl: `${receiver.url}/webhook/payout`,
+      payee: { name: 'João Souza', accountNumber: '000123456789', bankCode: '341', documentNumber: '01234567890' },
+    });
+    await client.payouts.confirm({ orderNo: payout.orderNo });
+    await client.sandbox.simulatePayout({ orderNo: payout.orderNo, status: 'SUCCEEDED' });
+    await client.sandbox.returnPayout({ orderNo: payout.orderNo, refundNo: `RF-${payout.orderNo}` });
+
+    await pageA.getByRole('link', { name: 'Payouts' }).click();
+    await pageA.getByRole('heading', { level: 1, name: 'Payouts' }).waitFor();
+    await pageA.getByRole('link', { name: payout.orderNo }).click();
+    await pageA.getByRole('heading', { level: 1, name: `Payout ${payout.orderNo}` }).waitFor();
+    const receipt = (await pageA.locator('#receipt + dl').textContent()) ?? '';
+    assert.match(receipt, /StatusREFUNDED/);
+    assert.match(receipt, /PayeeJoão Souza/);
+    assert.match(receipt, /Account000123456789/);
+    assert.match(receipt, /Amount50.00 BRL/);
+    assert.match(receipt, new RegExp(`Refund no.RF-${payout.orderNo}`));
+    for (let i = 0; i < 50; i++) {
+      const heads = await pageA.locator('.event-head').allTextContents();
+      if (heads.length === 2 && heads.every((h) => h.includes('Delivery: delivered'))) break;
+      await pageA.waitForTimeout(200);
+      await pageA.getByRole('button', { name: 'Refresh' }).click();
+    }
+    const heads = await pageA.locator('.event-head').allTextContents();
+    assert.equal(heads.length, 2);
+    assert.match(heads[0] ?? '', /SUCCEEDED.*Delivery: delivered/);
+    assert.match(heads[1] ?? '', /REFUNDED.*Delivery: delivered/);
+    // The payee appears on the receipt only: never in the webhooks the merchant received.
+    const payoutHooks = receiver.received.filter((r) => r.path === '/webhook/payout');
+    assert.equal(payoutHooks.length, 2);
+    for (const hook of payoutHooks) assert.doesNotMatch(hook.body.toString(), /João|000123456789/);
+    await screenshot(pageA, '09-payout-refunded');
+  });
+
   it('lists rejected requests with the failed step and the signature base (sandbox)', async () => {
     const bad = buildRead(shopA, '/api/v1/payments', `orderNo=${paidOrder.orderNo}`, platform.services.now());
     bad.headers.signature = `merchant=:${Buffer.alloc(64, 1).toString('base64')}:`;
@@ -245,7 +288,7 @@ describe('merchant portal in Chromium', () => {
     const base = await pageA.locator('[data-testid="signature-base"]').first().textContent();
     assert.ok(base?.startsWith('"@method": GET\n"@path": /api/v1/payments\n"@query": ?orderNo='), base ?? '');
     assert.match((await pageA.locator('article').first().textContent()) ?? '', /Ed25519 signature/);
-    await screenshot(pageA, '09-rejected-requests');
+    await screenshot(pageA, '10-rejected-requests');
   });
 
   it('has no WCAG 2 A/AA violations (axe-core, contrast included) on its pages and the cashier page', async () => {
@@ -288,7 +331,7 @@ describe('merchant portal in Chromium', () => {
       assert.equal(await pageB.getByText('Maria Silva').count(), 0);
       await pageB.goto(`${platform.url}/portal/payments?orderNo=${paidOrder.merchantOrderNo}`);
       await pageB.getByText('No payments match these filters.').waitFor();
-      await screenshot(pageB, '10-other-merchant');
+      await screenshot(pageB, '11-other-merchant');
     } finally {
       await contextB.close();
     }
@@ -306,13 +349,13 @@ describe('merchant portal in Chromium', () => {
       await menu.click();
       assert.equal(await menu.getAttribute('aria-expanded'), 'true');
       await page.getByRole('link', { name: 'Payments', exact: true }).waitFor();
-      await screenshot(page, '11-phone-menu');
+      await screenshot(page, '12-phone-menu');
       await page.getByRole('link', { name: 'Payments', exact: true }).click();
       await page.getByRole('link', { name: paidOrder.orderNo }).click();
       await page.getByRole('heading', { level: 1, name: `Payment ${paidOrder.orderNo}` }).waitFor();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 1, `no sideways scrolling of the page (${overflow}px)`);
-      await screenshot(page, '12-phone-order');
+      await screenshot(page, '13-phone-order');
     } finally {
       await phone.close();
     }
