@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { api } from '../api';
 import {
   Details,
@@ -16,103 +16,62 @@ import { FilterForm, listQuery, Pager, useListState } from '../lists';
 import { Link, usePageTitle } from '../router';
 import type { Page, Payment, PaymentDetail, Payout, PayoutDetail, TimelineEntry, WebhookEvent } from '../types';
 
-export function PaymentsPage() {
-  usePageTitle('Payments');
-  const list = useListState();
-  const { data, error, loading } = useAsync(
-    () => api.get<Page<Payment>>(`/payments${listQuery(list.filters, list.cursor)}`),
-    [list.key, list.cursor],
-  );
-  return (
-    <>
-      <PageHeading>Payments</PageHeading>
-      <FilterForm
-        path="/payments"
-        label="Filter payments"
-        filters={list.filters}
-        statuses={PAYMENT_STATUSES}
-        orderNumberHint="A platform number (P…) or your own merchantOrderNo."
-      />
-      <ErrorAlert error={error} />
-      {loading && !data ? <Loading what="payments" /> : null}
-      {data ? (
-        <>
-          <TableWrap label="Payments">
-            <table aria-busy={loading}>
-              <caption className="visually-hidden">Payments, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Order</th>
-                  <th scope="col">Your reference</th>
-                  <th scope="col" className="num">
-                    Amount
-                  </th>
-                  <th scope="col">Method</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.items.map((p) => (
-                  <tr key={p.orderNo}>
-                    <th scope="row">
-                      <Link to={`/payments/${p.orderNo}`} className="mono">
-                        {p.orderNo}
-                      </Link>
-                    </th>
-                    <td className="mono">{p.merchantOrderNo}</td>
-                    <td className="num">
-                      {p.amount} {p.currency}
-                    </td>
-                    <td>{p.paymentMethod.code}</td>
-                    <td>
-                      <StatusBadge status={p.status} />
-                    </td>
-                    <td>
-                      <Time ms={p.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          {data.items.length === 0 ? <p className="empty">No payments match these filters.</p> : null}
-          <Pager
-            pageNumber={list.pageNumber}
-            nextCursor={data.nextCursor}
-            onNext={list.next}
-            onPrevious={list.previous}
-          />
-        </>
-      ) : null}
-    </>
-  );
+/** What differs between the payments and the payouts list: the rest of the page is the same. */
+interface OrderListKind<T extends Payment | Payout> {
+  readonly title: 'Payments' | 'Payouts';
+  readonly noun: string;
+  readonly path: '/payments' | '/payouts';
+  readonly statuses: readonly string[];
+  readonly orderNumberHint: string;
+  /** The one column in which the kinds differ: the method of a payment, the fee of a payout. */
+  readonly extra: { readonly heading: string; readonly numeric: boolean; readonly cell: (order: T) => ReactNode };
 }
 
-export function PayoutsPage() {
-  usePageTitle('Payouts');
+const PAYMENTS_LIST: OrderListKind<Payment> = {
+  title: 'Payments',
+  noun: 'payments',
+  path: '/payments',
+  statuses: PAYMENT_STATUSES,
+  orderNumberHint: 'A platform number (P…) or your own merchantOrderNo.',
+  extra: { heading: 'Method', numeric: false, cell: (p) => p.paymentMethod.code },
+};
+
+const PAYOUTS_LIST: OrderListKind<Payout> = {
+  title: 'Payouts',
+  noun: 'payouts',
+  path: '/payouts',
+  statuses: PAYOUT_STATUSES,
+  orderNumberHint: 'A platform number (W…) or your own merchantOrderNo.',
+  extra: { heading: 'Fee', numeric: true, cell: (p) => `${p.fee} ${p.currency}` },
+};
+
+export const PaymentsPage = () => <OrderListPage kind={PAYMENTS_LIST} />;
+export const PayoutsPage = () => <OrderListPage kind={PAYOUTS_LIST} />;
+
+function OrderListPage<T extends Payment | Payout>({ kind }: { kind: OrderListKind<T> }) {
+  usePageTitle(kind.title);
   const list = useListState();
   const { data, error, loading } = useAsync(
-    () => api.get<Page<Payout>>(`/payouts${listQuery(list.filters, list.cursor)}`),
-    [list.key, list.cursor],
+    () => api.get<Page<T>>(`${kind.path}${listQuery(list.filters, list.cursor)}`),
+    [kind.path, list.key, list.cursor],
   );
   return (
     <>
-      <PageHeading>Payouts</PageHeading>
+      <PageHeading>{kind.title}</PageHeading>
       <FilterForm
-        path="/payouts"
-        label="Filter payouts"
+        path={kind.path}
+        label={`Filter ${kind.noun}`}
         filters={list.filters}
-        statuses={PAYOUT_STATUSES}
-        orderNumberHint="A platform number (W…) or your own merchantOrderNo."
+        statuses={kind.statuses}
+        orderNumberHint={kind.orderNumberHint}
       />
       <ErrorAlert error={error} />
-      {loading && !data ? <Loading what="payouts" /> : null}
+      {loading && !data ? <Loading what={kind.noun} /> : null}
       {data ? (
         <>
-          <TableWrap label="Payouts">
+          <TableWrap label={kind.title}>
             <table aria-busy={loading}>
-              <caption className="visually-hidden">Payouts, newest first</caption>
+              <caption className="visually-hidden">{kind.title}, newest first</caption>
               <thead>
                 <tr>
                   <th scope="col">Order</th>
@@ -120,40 +79,38 @@ export function PayoutsPage() {
                   <th scope="col" className="num">
                     Amount
                   </th>
-                  <th scope="col" className="num">
-                    Fee
+                  <th scope="col" className={kind.extra.numeric ? 'num' : undefined}>
+                    {kind.extra.heading}
                   </th>
                   <th scope="col">Status</th>
                   <th scope="col">Created</th>
                 </tr>
               </thead>
               <tbody>
-                {data.items.map((p) => (
-                  <tr key={p.orderNo}>
+                {data.items.map((order) => (
+                  <tr key={order.orderNo}>
                     <th scope="row">
-                      <Link to={`/payouts/${p.orderNo}`} className="mono">
-                        {p.orderNo}
+                      <Link to={`${kind.path}/${order.orderNo}`} className="mono">
+                        {order.orderNo}
                       </Link>
                     </th>
-                    <td className="mono">{p.merchantOrderNo}</td>
+                    <td className="mono">{order.merchantOrderNo}</td>
                     <td className="num">
-                      {p.amount} {p.currency}
+                      {order.amount} {order.currency}
                     </td>
-                    <td className="num">
-                      {p.fee} {p.currency}
+                    <td className={kind.extra.numeric ? 'num' : undefined}>{kind.extra.cell(order)}</td>
+                    <td>
+                      <StatusBadge status={order.status} />
                     </td>
                     <td>
-                      <StatusBadge status={p.status} />
-                    </td>
-                    <td>
-                      <Time ms={p.createdAt} />
+                      <Time ms={order.createdAt} />
                     </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </TableWrap>
-          {data.items.length === 0 ? <p className="empty">No payouts match these filters.</p> : null}
+          {data.items.length === 0 ? <p className="empty">No {kind.noun} match these filters.</p> : null}
           <Pager
             pageNumber={list.pageNumber}
             nextCursor={data.nextCursor}
