@@ -84,6 +84,9 @@ const MAX_ROUNDS = 5;
  *    is queried and the confirmed final status wins: applied when it differs from yours, kept
  *    when it is yours.
  *
+ * Events of one order are applied one at a time within this inbox (this process), so `onUpdate`
+ * calls for one order never overlap.
+ *
  * If anything throws, the claim is released and the error propagates (adapters answer 500), so
  * the platform's retry processes the event again.
  */
@@ -93,6 +96,8 @@ export class WebhookInbox {
   readonly #onUpdate: WebhookInboxOptions['onUpdate'];
   readonly #clock: () => number;
   readonly #leaseMs: number;
+  /** Per order, the tail of the events being applied: `onUpdate` calls for one order never overlap. */
+  readonly #applying = new Map<string, Promise<unknown>>();
 
   /** An inbox over a store, with the client that confirms conflicts and your `onUpdate`. */
   constructor(options: WebhookInboxOptions) {
@@ -118,7 +123,7 @@ export class WebhookInbox {
     if (claim === 'done') return { kind: 'duplicate', eventId: event.eventId };
     if (claim === 'busy') throw new InboxBusyError(event.eventId, Math.max(1, Math.ceil(this.#leaseMs / 1000)));
     try {
-      const outcome = await this.#apply(event);
+      const outcome = await this.#serialized(`${event.orderType}:${event.orderNo}`, () => this.#apply(event));
       await this.#store.completeEvent(event.eventId, this.#clock());
       return outcome;
     } catch (error) {
@@ -147,6 +152,22 @@ export class WebhookInbox {
   /** The status your side holds for an order, as the inbox recorded it. */
   status(order: { orderType: 'PAYMENT' | 'PAYOUT'; orderNo: string }): Promise<OrderStatus | undefined> {
     return this.#store.orderStatus(order);
+  }
+
+  /**
+   * Runs `task` after every earlier task of the same order settled. `onUpdate` is called before
+   * the compare-and-set, so two events of one order applied at once (a payout's SUCCEEDED retried
+   * while its REFUNDED arrives) could otherwise finish their `onUpdate` calls in the wrong order.
+   */
+  async #serialized<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const run = (this.#applying.get(key) ?? Promise.resolve()).then(task);
+    const tail = run.catch(() => undefined);
+    this.#applying.set(key, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.#applying.get(key) === tail) this.#applying.delete(key);
+    }
   }
 
   async #apply(event: WebhookEvent): Promise<InboxOutcome> {
