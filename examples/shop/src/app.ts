@@ -72,10 +72,15 @@ export async function createShop(deps: ShopDeps): Promise<Shop> {
         attach: `product=${order.productId}`,
       });
       await orders.attachPayment(order.id, payment);
-      await inbox.recordStatus(
-        { orderType: 'PAYMENT', orderNo: payment.orderNo, merchantOrderNo: order.id },
-        payment.status,
-      );
+      // Only PENDING is recorded: a final status learned here (Pay pressed again after the payer
+      // paid) is left to its webhook, which applies it to the order; recorded now, it would make
+      // that webhook a no-op and leave the order PENDING.
+      if (payment.status === 'PENDING') {
+        await inbox.recordStatus(
+          { orderType: 'PAYMENT', orderNo: payment.orderNo, merchantOrderNo: order.id },
+          payment.status,
+        );
+      }
       res.redirect(303, payment.cashierUrl);
     } catch (error) {
       onError(error);
