@@ -93,29 +93,43 @@ for (const kind of kinds) {
 
     it('claims a new event once; busy while claimed; done once completed', async () => {
       const id = eventId();
-      const claim = { order: order(), nowMs: 1_000, leaseMs: 60_000 };
+      const claim = { order: order(), nowMs: 1_000, leaseMs: 60_000, token: 'first' };
       assert.equal(await store.claimEvent(id, claim), 'claimed');
-      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 2_000 }), 'busy');
+      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 2_000, token: 'second' }), 'busy');
       await store.completeEvent(id, 3_000);
-      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 4_000 }), 'done');
-      await store.releaseEvent(id); // a completed event stays completed
+      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 4_000, token: 'third' }), 'done');
+      await store.releaseEvent(id, 'first'); // a completed event stays completed
       assert.equal(await store.claimEvent(id, { ...claim, nowMs: 100_000_000 }), 'done');
     });
 
     it('a released claim, or one whose lease ran out, is claimed again', async () => {
       const id = eventId();
-      const claim = { order: order(), nowMs: 1_000, leaseMs: 60_000 };
+      const claim = { order: order(), nowMs: 1_000, leaseMs: 60_000, token: 'first' };
       assert.equal(await store.claimEvent(id, claim), 'claimed');
-      await store.releaseEvent(id);
+      await store.releaseEvent(id, 'first');
+      assert.equal(await store.claimEvent(id, { ...claim, token: 'second' }), 'claimed');
+      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 61_000, token: 'third' }), 'busy');
+      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 61_001, token: 'third' }), 'claimed');
+    });
+
+    it('a claim holder whose lease ran out cannot release the claim that took over', async () => {
+      const id = eventId();
+      const claim = { order: order(), nowMs: 1_000, leaseMs: 60_000, token: 'stale' };
       assert.equal(await store.claimEvent(id, claim), 'claimed');
-      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 61_000 }), 'busy');
-      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 61_001 }), 'claimed');
+      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 70_000, token: 'live' }), 'claimed');
+      await store.releaseEvent(id, 'stale'); // the first holder fails late
+      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 71_000, token: 'third' }), 'busy');
+      await store.releaseEvent(id, 'live');
+      assert.equal(await store.claimEvent(id, { ...claim, nowMs: 72_000, token: 'fourth' }), 'claimed');
     });
 
     it('of many concurrent claims of one event, exactly one wins', async () => {
       const id = eventId();
-      const claim = { order: order(), nowMs: 1_000, leaseMs: 60_000 };
-      const results = await Promise.all(Array.from({ length: 16 }, () => store.claimEvent(id, claim)));
+      const results = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          store.claimEvent(id, { order: order(), nowMs: 1_000, leaseMs: 60_000, token: `t${i}` }),
+        ),
+      );
       assert.equal(results.filter((r) => r === 'claimed').length, 1);
       assert.equal(results.filter((r) => r === 'busy').length, 15);
     });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { PaygateClient } from '../client.js';
 import { InboxBusyError, PaygateError } from '../errors.js';
 import type { WebhookEvent } from '../events.js';
@@ -115,10 +116,12 @@ export class WebhookInbox {
    */
   async process(event: WebhookEvent): Promise<InboxOutcome> {
     const order = { orderType: event.orderType, orderNo: event.orderNo };
+    const token = randomUUID();
     const claim = await this.#store.claimEvent(event.eventId, {
       order,
       nowMs: this.#clock(),
       leaseMs: this.#leaseMs,
+      token,
     });
     if (claim === 'done') return { kind: 'duplicate', eventId: event.eventId };
     if (claim === 'busy') throw new InboxBusyError(event.eventId, Math.max(1, Math.ceil(this.#leaseMs / 1000)));
@@ -127,7 +130,7 @@ export class WebhookInbox {
       await this.#store.completeEvent(event.eventId, this.#clock());
       return outcome;
     } catch (error) {
-      await this.#store.releaseEvent(event.eventId).catch(() => undefined);
+      await this.#store.releaseEvent(event.eventId, token).catch(() => undefined);
       throw error;
     }
   }

@@ -1,5 +1,5 @@
 import { PaygateConfigError } from '../errors.js';
-import type { ClaimResult, InboxStore, OrderKey, OrderStatus, TrackedOrder } from './store.js';
+import type { ClaimResult, EventClaim, InboxStore, OrderKey, OrderStatus, TrackedOrder } from './store.js';
 
 /**
  * The one thing {@link SqlInboxStore} needs from a database: run one statement with `$1…`
@@ -48,11 +48,14 @@ export class SqlInboxStore implements InboxStore {
          order_no text NOT NULL,
          state text NOT NULL CHECK (state IN ('processing', 'done')),
          lease_until bigint,
+         claim_token text,
          claims integer NOT NULL DEFAULT 1,
          received_at bigint NOT NULL,
          completed_at bigint
        )`,
     );
+    // Tables made by an earlier version of this store lack the claim token.
+    await this.#db.query(`ALTER TABLE ${this.#events} ADD COLUMN IF NOT EXISTS claim_token text`);
     await this.#db.query(
       `CREATE TABLE IF NOT EXISTS ${this.#orders} (
          order_type text NOT NULL,
@@ -65,16 +68,17 @@ export class SqlInboxStore implements InboxStore {
     );
   }
 
-  async claimEvent(eventId: string, claim: { order: OrderKey; nowMs: number; leaseMs: number }): Promise<ClaimResult> {
+  async claimEvent(eventId: string, claim: EventClaim): Promise<ClaimResult> {
     // One statement decides: a new event is inserted; an unfinished claim whose lease ran out is
     // taken over; anything else is left alone and returns no row.
     const claimed = await this.#db.query(
-      `INSERT INTO ${this.#events} (event_id, order_type, order_no, state, lease_until, received_at)
-       VALUES ($1, $2, $3, 'processing', $4, $5)
-       ON CONFLICT (event_id) DO UPDATE SET lease_until = EXCLUDED.lease_until, claims = ${this.#events}.claims + 1
+      `INSERT INTO ${this.#events} (event_id, order_type, order_no, state, lease_until, claim_token, received_at)
+       VALUES ($1, $2, $3, 'processing', $4, $6, $5)
+       ON CONFLICT (event_id) DO UPDATE
+         SET lease_until = EXCLUDED.lease_until, claim_token = EXCLUDED.claim_token, claims = ${this.#events}.claims + 1
          WHERE ${this.#events}.state = 'processing' AND ${this.#events}.lease_until < $5
        RETURNING event_id`,
-      [eventId, claim.order.orderType, claim.order.orderNo, claim.nowMs + claim.leaseMs, claim.nowMs],
+      [eventId, claim.order.orderType, claim.order.orderNo, claim.nowMs + claim.leaseMs, claim.nowMs, claim.token],
     );
     if (claimed.rows.length > 0) return 'claimed';
     const existing = await this.#db.query(`SELECT state FROM ${this.#events} WHERE event_id = $1`, [eventId]);
@@ -88,8 +92,11 @@ export class SqlInboxStore implements InboxStore {
     );
   }
 
-  async releaseEvent(eventId: string): Promise<void> {
-    await this.#db.query(`DELETE FROM ${this.#events} WHERE event_id = $1 AND state = 'processing'`, [eventId]);
+  async releaseEvent(eventId: string, token: string): Promise<void> {
+    await this.#db.query(
+      `DELETE FROM ${this.#events} WHERE event_id = $1 AND state = 'processing' AND claim_token = $2`,
+      [eventId, token],
+    );
   }
 
   async orderStatus(order: OrderKey): Promise<OrderStatus | undefined> {

@@ -20,6 +20,15 @@ export interface TrackedOrder extends OrderKey {
  */
 export type ClaimResult = 'claimed' | 'done' | 'busy';
 
+/** A claim on an event: for which order, when, for how long, and who holds it. */
+export interface EventClaim {
+  readonly order: OrderKey;
+  readonly nowMs: number;
+  readonly leaseMs: number;
+  /** Unique per processing attempt: only its holder may release the claim. */
+  readonly token: string;
+}
+
 /**
  * Storage behind {@link WebhookInbox}: which events were processed (deduplication by eventId),
  * and which status your side holds for each order. Every method must be atomic on its own; the
@@ -32,11 +41,14 @@ export interface InboxStore {
    * was neither completed nor released and its lease ran out (its process died); `done` when it
    * was completed; `busy` while another claim's lease runs.
    */
-  claimEvent(eventId: string, claim: { order: OrderKey; nowMs: number; leaseMs: number }): Promise<ClaimResult>;
+  claimEvent(eventId: string, claim: EventClaim): Promise<ClaimResult>;
   /** Marks a claimed event processed: later claims of it answer `done`. */
   completeEvent(eventId: string, nowMs: number): Promise<void>;
-  /** Drops a claim whose processing failed, so that the next delivery processes the event. */
-  releaseEvent(eventId: string): Promise<void>;
+  /**
+   * Drops the claim `token` made, after its processing failed, so that the next delivery
+   * processes the event. A claim taken over since (the lease ran out) is left alone.
+   */
+  releaseEvent(eventId: string, token: string): Promise<void>;
   /** The status your side holds for an order; `undefined` when it has none. */
   orderStatus(order: OrderKey): Promise<OrderStatus | undefined>;
   /**
@@ -56,14 +68,14 @@ export interface InboxStore {
  * process exits, so deduplication does not survive a restart.
  */
 export class MemoryInboxStore implements InboxStore {
-  readonly #events = new Map<string, { done: boolean; leaseUntil: number }>();
+  readonly #events = new Map<string, { done: boolean; leaseUntil: number; token?: string }>();
   readonly #orders = new Map<string, OrderStatus>();
 
-  async claimEvent(eventId: string, claim: { nowMs: number; leaseMs: number }): Promise<ClaimResult> {
+  async claimEvent(eventId: string, claim: EventClaim): Promise<ClaimResult> {
     const existing = this.#events.get(eventId);
     if (existing?.done) return 'done';
     if (existing && existing.leaseUntil >= claim.nowMs) return 'busy';
-    this.#events.set(eventId, { done: false, leaseUntil: claim.nowMs + claim.leaseMs });
+    this.#events.set(eventId, { done: false, leaseUntil: claim.nowMs + claim.leaseMs, token: claim.token });
     return 'claimed';
   }
 
@@ -71,8 +83,9 @@ export class MemoryInboxStore implements InboxStore {
     this.#events.set(eventId, { done: true, leaseUntil: 0 });
   }
 
-  async releaseEvent(eventId: string): Promise<void> {
-    if (this.#events.get(eventId)?.done === false) this.#events.delete(eventId);
+  async releaseEvent(eventId: string, token: string): Promise<void> {
+    const existing = this.#events.get(eventId);
+    if (existing?.done === false && existing.token === token) this.#events.delete(eventId);
   }
 
   async orderStatus(order: OrderKey): Promise<OrderStatus | undefined> {
