@@ -3,56 +3,14 @@
  * they answer (a recorder, and a proxy in front of the real platform that can fail on purpose),
  * and clients for test merchants.
  */
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PaygateClient, type PaygateClientOptions } from '@paygate/merchant';
 import type { Platform } from '../../server/src/platform.js';
 import type { TestMerchant } from '../../server/test/harness.js';
 
-/** The shared, independently produced protocol vectors (a copy lives with the protocol tests). */
-export interface Vectors {
-  now: number;
-  access_key: string;
-  keys: {
-    merchant: {
-      seed_base64: string;
-      full_key_base64: string;
-      public_key_base64: string;
-      private_key_pem: string;
-    };
-    platform_webhook: { keyid: string; public_key_base64: string; public_key_pem: string };
-    platform_body: { keyId: string; secret_key_base64: string; public_key_base64: string };
-  };
-  write_request: {
-    path: string;
-    headers: Record<string, string>;
-    plaintext_utf8: string;
-    signature_input: string;
-    signature_base: string;
-  };
-  read_requests: {
-    path: string;
-    query: string;
-    url_path_and_query: string;
-    headers: Record<string, string>;
-    signature_input: string;
-    signature_base: string;
-    signature: string;
-  }[];
-  webhooks: {
-    webhook_url: string;
-    method: string;
-    headers: Record<string, string>;
-    body_utf8: string;
-    signature_input: string;
-    signature: string;
-  }[];
-}
-
-export const vectors: Vectors = JSON.parse(
-  readFileSync(new URL('../../protocol/test/fixtures/protocol-vectors.json', import.meta.url), 'utf8'),
-) as Vectors;
+/** The shared protocol vectors, loaded once by the protocol package's tests (the shared copy first). */
+export { type Vectors, vectors } from '../../protocol/test/vectors.js';
 
 /** One request as a loopback server received it: nothing decoded. */
 export interface Recorded {
