@@ -55,37 +55,23 @@ export async function eventsOf(
   orderType: OrderType,
   orderNo: string,
 ): Promise<EventView[]> {
-  const result = await services.db.query<{
-    event_id: string;
-    status: string;
-    webhook_url: string;
-    body: Uint8Array;
-    created_at: Date;
-    delivery_status: string;
-    next_attempt_at: Date | null;
-  }>(
-    `SELECT event_id, status, webhook_url, body, created_at, delivery_status, next_attempt_at FROM events
-      WHERE merchant_id = $1 AND order_type = $2 AND order_no = $3 ORDER BY created_at, id`,
-    [merchantId, orderType, orderNo],
-  );
-  return Promise.all(
-    result.rows.map(async (row) => ({
-      eventId: row.event_id,
-      status: row.status,
-      webhookUrl: row.webhook_url,
-      createdAt: row.created_at.getTime(),
-      body: Buffer.from(row.body).toString('utf8'),
-      delivery: row.delivery_status,
-      nextAttemptAt: row.delivery_status === 'pending' ? (row.next_attempt_at?.getTime() ?? null) : null,
-      attempts: (await services.webhooks.attempts(row.event_id)).map((attempt) => ({
-        at: attempt.startedAt,
-        statusCode: attempt.statusCode,
-        latencyMs: attempt.latencyMs,
-        responseExcerpt: attempt.responseExcerpt,
-        error: attempt.error,
-      })),
+  const events = await services.webhooks.ofOrder(merchantId, orderType, orderNo);
+  return events.map((event) => ({
+    eventId: event.eventId,
+    status: event.status,
+    webhookUrl: event.webhookUrl,
+    createdAt: event.createdAt,
+    body: event.body,
+    delivery: event.deliveryStatus,
+    nextAttemptAt: event.nextAttemptAt,
+    attempts: event.attemptLog.map((attempt) => ({
+      at: attempt.startedAt,
+      statusCode: attempt.statusCode,
+      latencyMs: attempt.latencyMs,
+      responseExcerpt: attempt.responseExcerpt,
+      error: attempt.error,
     })),
-  );
+  }));
 }
 
 function byTime(entries: TimelineEntry[]): TimelineEntry[] {

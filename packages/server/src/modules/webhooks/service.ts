@@ -59,14 +59,17 @@ export interface EventView {
   nextAttemptAt: number | null;
   lastStatusCode: number | null;
   lastError: string | null;
-  attemptLog?: {
-    attempt: number;
-    startedAt: number;
-    latencyMs: number;
-    statusCode: number | null;
-    responseExcerpt: string | null;
-    error: string | null;
-  }[];
+  attemptLog?: AttemptView[];
+}
+
+/** One delivery attempt as merchants and operators see it. */
+export interface AttemptView {
+  attempt: number;
+  startedAt: number;
+  latencyMs: number;
+  statusCode: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
 }
 
 /**
@@ -276,19 +279,46 @@ export class Webhooks {
     };
   }
 
-  /** Every attempt of one event, oldest first. */
-  async attempts(eventId: string): Promise<NonNullable<EventView['attemptLog']>> {
-    const rows = await this.db.query<AttemptRow>(
-      'SELECT attempt, started_at, latency_ms, status_code, response_excerpt, error FROM delivery_attempts WHERE event_id = $1 ORDER BY attempt',
-      [eventId],
+  /** Every attempt of each of these events, oldest first, in one query. */
+  async attempts(eventIds: readonly string[]): Promise<Map<string, AttemptView[]>> {
+    const rows = await this.db.query<AttemptRow & { event_id: string }>(
+      `SELECT event_id, attempt, started_at, latency_ms, status_code, response_excerpt, error
+         FROM delivery_attempts WHERE event_id = ANY($1::text[]) ORDER BY event_id, attempt`,
+      [eventIds],
     );
-    return rows.rows.map((a) => ({
-      attempt: a.attempt,
-      startedAt: a.started_at.getTime(),
-      latencyMs: a.latency_ms,
-      statusCode: a.status_code,
-      responseExcerpt: a.response_excerpt,
-      error: a.error,
+    const byEvent = new Map<string, AttemptView[]>(eventIds.map((id) => [id, []]));
+    for (const a of rows.rows) {
+      byEvent.get(a.event_id)?.push({
+        attempt: a.attempt,
+        startedAt: a.started_at.getTime(),
+        latencyMs: a.latency_ms,
+        statusCode: a.status_code,
+        responseExcerpt: a.response_excerpt,
+        error: a.error,
+      });
+    }
+    return byEvent;
+  }
+
+  /**
+   * All events of one order, oldest first, with their body, destination and every attempt (the
+   * portal's order page).
+   */
+  async ofOrder(
+    merchantId: bigint,
+    orderType: string,
+    orderNo: string,
+  ): Promise<(EventView & { webhookUrl: string; body: string; attemptLog: AttemptView[] })[]> {
+    const result = await this.db.query<EventRow>(
+      'SELECT * FROM events WHERE merchant_id = $1 AND order_type = $2 AND order_no = $3 ORDER BY created_at, id',
+      [merchantId, orderType, orderNo],
+    );
+    const attempts = await this.attempts(result.rows.map((row) => row.event_id));
+    return result.rows.map((row) => ({
+      ...this.view(row),
+      webhookUrl: row.webhook_url,
+      body: Buffer.from(row.body).toString('utf8'),
+      attemptLog: attempts.get(row.event_id) ?? [],
     }));
   }
 
@@ -317,7 +347,8 @@ export class Webhooks {
     });
     const items = page.rows.map((row) => this.view(row));
     if (filters.orderNo !== undefined) {
-      for (const item of items) item.attemptLog = await this.attempts(item.eventId);
+      const attempts = await this.attempts(items.map((item) => item.eventId));
+      for (const item of items) item.attemptLog = attempts.get(item.eventId) ?? [];
     }
     return { items, nextCursor: page.nextCursor };
   }
