@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { errorHandler, success } from './http/errors.js';
 import { merchantApiScope } from './http/merchant-api.js';
 import { ulid } from './ids.js';
@@ -24,6 +24,23 @@ export interface AppOptions {
   readonly logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
   /** The portal web app's build directory (default: packages/portal/dist). */
   readonly portalDir?: string;
+  /** Where the instance is in its life: draining fails `/readyz`; closing ends each connection after its answer. */
+  readonly lifecycle?: { isDraining(): boolean; isClosing(): boolean };
+  /** Serves through this server (the platform binds its port before the app exists). */
+  readonly serverFactory?: FastifyServerOptions['serverFactory'];
+}
+
+/** How long `/readyz` waits for the database (a balancer's health check times out soon after). */
+const READY_CHECK_MS = 1_500;
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 const OPENAPI_PATH = join(import.meta.dirname, '../openapi.json');
@@ -56,19 +73,26 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     requestIdHeader: false,
     exposeHeadRoutes: false,
     return503OnClosing: true,
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
   app.setErrorHandler(errorHandler);
+  const lifecycle = options.lifecycle;
   app.addHook('onSend', async (request, reply) => {
     reply.header('Request-Id', request.id);
+    // While the instance closes, every answer ends its connection: the client's next request
+    // opens a new one, which the balancer sends to an instance that stays.
+    if (lifecycle?.isClosing()) reply.header('connection', 'close');
   });
 
   app.get('/healthz', async () => ({ msg: 'SUCCESS', data: { status: 'ok' } }));
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', async (request, reply) => {
+    if (lifecycle?.isDraining()) return reply.code(503).send({ msg: 'NOT_READY', message: 'the instance is draining' });
     try {
-      await services.db.query('SELECT 1');
+      await withTimeout(services.db.query('SELECT 1'), READY_CHECK_MS);
       return success({ status: 'ready', environment: services.config.environment });
-    } catch {
-      return reply.code(503).send({ msg: 'NOT_READY' });
+    } catch (error) {
+      request.log.warn({ err: { message: (error as Error).message } }, 'not ready: the database does not answer');
+      return reply.code(503).send({ msg: 'NOT_READY', message: 'the database does not answer' });
     }
   });
   const openapi = readFileSync(OPENAPI_PATH, 'utf8');

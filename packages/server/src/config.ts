@@ -18,6 +18,18 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /** Connections each process keeps to PostgreSQL at most. */
   readonly databasePoolSize: number;
+  /** Milliseconds to wait for a new PostgreSQL connection before failing. */
+  readonly databaseConnectTimeoutMs: number;
+  /** Milliseconds a statement may run before PostgreSQL cancels it (0: no limit). */
+  readonly databaseStatementTimeoutMs: number;
+  /** Whether an instance applies missing migrations itself when it starts (otherwise it waits). */
+  readonly autoMigrate: boolean;
+  /** With `autoMigrate` off, how long an instance waits for `paygate migrate` before giving up. */
+  readonly schemaWaitMs: number;
+  /** On SIGTERM: how long `/readyz` fails while requests are still served, so a balancer moves away. */
+  readonly shutdownDrainMs: number;
+  /** On SIGTERM, after draining: how long in-flight requests and deliveries may take to finish. */
+  readonly shutdownTimeoutMs: number;
   /** 32-byte key that encrypts platform private keys at rest; base64. */
   readonly masterKey: string | undefined;
   /** Token for the operator API; generated into the data directory when absent. */
@@ -89,6 +101,15 @@ const duration = z.string().transform((text, ctx) => {
   return ms;
 });
 
+const durationOrZero = z.string().transform((text, ctx) => {
+  const ms = text.trim() === '0' ? 0 : parseDuration(text);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'a duration such as 5s, or 0 for none' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const envSchema = z.object({
@@ -102,6 +123,12 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
     .optional(),
   PAYGATE_DATABASE_POOL: z.coerce.number().int().min(1).max(500).default(20),
+  PAYGATE_DATABASE_CONNECT_TIMEOUT: duration.default(5_000),
+  PAYGATE_DATABASE_STATEMENT_TIMEOUT: durationOrZero.default(30_000),
+  PAYGATE_AUTO_MIGRATE: bool.default(true),
+  PAYGATE_SCHEMA_WAIT: duration.default(60_000),
+  PAYGATE_SHUTDOWN_DRAIN: durationOrZero.default(5_000),
+  PAYGATE_SHUTDOWN_TIMEOUT: duration.default(30_000),
   PAYGATE_MASTER_KEY: z.base64().optional(),
   PAYGATE_ADMIN_TOKEN: z.string().min(24).optional(),
   PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
@@ -146,6 +173,12 @@ export function parseConfig(
     dataDir,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.PAYGATE_DATABASE_POOL,
+    databaseConnectTimeoutMs: e.PAYGATE_DATABASE_CONNECT_TIMEOUT,
+    databaseStatementTimeoutMs: e.PAYGATE_DATABASE_STATEMENT_TIMEOUT,
+    autoMigrate: e.PAYGATE_AUTO_MIGRATE,
+    schemaWaitMs: e.PAYGATE_SCHEMA_WAIT,
+    shutdownDrainMs: e.PAYGATE_SHUTDOWN_DRAIN,
+    shutdownTimeoutMs: e.PAYGATE_SHUTDOWN_TIMEOUT,
     masterKey: e.PAYGATE_MASTER_KEY,
     adminToken: e.PAYGATE_ADMIN_TOKEN,
     webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,

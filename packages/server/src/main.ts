@@ -1,4 +1,5 @@
 import { ConfigError, parseConfig } from './config.js';
+import { SchemaError } from './db/migrate.js';
 import { writeServerInfo } from './local-state.js';
 import { startPlatform } from './platform.js';
 
@@ -16,14 +17,20 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     platform.app.log.info({ signal }, 'shutting down');
-    await platform.close();
-    process.exit(0);
+    try {
+      await platform.shutdown();
+      platform.app.log.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      platform.app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(error instanceof ConfigError || error instanceof SchemaError ? `paygate: ${error.message}` : error);
   process.exit(1);
 });

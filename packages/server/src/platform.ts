@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.js';
-import { createServer } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { type AppOptions, buildApp } from './app.js';
 import { type Config, withPort } from './config.js';
 import { openDatabase } from './db/db.js';
-import { migrate } from './db/migrate.js';
+import { ensureSchema } from './db/migrate.js';
 import { adminToken } from './local-state.js';
 import { createServices, type ServiceOptions, type Services } from './services.js';
 import { startDispatcher } from './worker/dispatcher.js';
@@ -14,57 +15,159 @@ export interface Platform {
   readonly app: FastifyInstance;
   readonly services: Services;
   readonly url: string;
+  /** True from the start of a shutdown: `/readyz` answers 503 so that balancers move away. */
+  readonly draining: boolean;
+  /**
+   * Stops the way a load balancer needs it to: `/readyz` fails at once while requests are still
+   * served for `drainMs`; then the port closes, requests in flight finish (each answer carrying
+   * `Connection: close`) and the workers finish their deliveries, all within `timeoutMs`; then the
+   * database closes. Defaults come from the configuration.
+   */
+  shutdown(options?: { drainMs?: number; timeoutMs?: number }): Promise<void>;
+  /** Stops at once (no drain); what tests use. */
   close(): Promise<void>;
 }
 
-/**
- * Opens the database, applies migrations, ensures platform keys, builds the app, starts the
- * background workers and listens. Used by `main.ts` and by tests that want a real server.
- */
-export async function startPlatform(
-  requested: Config,
-  options: ServiceOptions & { logger?: boolean; sweepIntervalMs?: number } = {},
-): Promise<Platform> {
-  // Port 0 means any free port: pick it now, so that the links the services build carry it.
-  const config = requested.port === 0 ? withPort(requested, await freePort(requested.host)) : requested;
-  const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.databasePoolSize,
-  });
-  await migrate(db);
-  const services = createServices(config, db, options);
-  await services.platformKeys.ensure();
-  const app = await buildApp(services, { adminToken: adminToken(config), logger: options.logger ?? true });
-  const stops: (() => Promise<void>)[] = [];
-  if (config.runWorkers) {
-    stops.push(startSweeper(services, app.log, options.sweepIntervalMs));
-    stops.push(startDispatcher(services.webhooks, app.log, { concurrency: config.webhookConcurrency }));
-  }
-  const address = await app.listen({ host: config.host, port: config.port });
-  const url = address.replace('[::1]', '127.0.0.1');
-  return {
-    app,
-    services,
-    url,
-    async close() {
-      await app.close();
-      for (const stop of stops) await stop();
-      await db.close();
-    },
-  };
+/** The options of {@link startPlatform} beyond the services' own. */
+export interface PlatformOptions extends ServiceOptions {
+  readonly logger?: AppOptions['logger'];
+  readonly sweepIntervalMs?: number;
 }
 
-/** A port free on `host` right now (the listen that follows takes it, or fails loudly). */
-function freePort(host: string): Promise<number> {
+/**
+ * Binds the port, opens the database, makes sure the schema is the one this build needs, ensures
+ * platform keys, builds the app, starts the background workers and starts answering. Used by
+ * `main.ts` and by tests that want a real server.
+ */
+export async function startPlatform(requested: Config, options: PlatformOptions = {}): Promise<Platform> {
+  // The port is bound first, in one step, so that port 0 ("any free port") is decided by the
+  // kernel and the links the services build carry the port actually held. Until the app is
+  // ready, anything that connects is told so.
+  let handle = (_request: IncomingMessage, response: ServerResponse) => {
+    response.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' });
+    response.end('{"msg":"NOT_READY"}');
+  };
+  const server = createServer((request, response) => handle(request, response));
+  await listen(server, requested.host, requested.port);
+  const config = requested.port === 0 ? withPort(requested, (server.address() as AddressInfo).port) : requested;
+
+  let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  let app: FastifyInstance | undefined;
+  try {
+    // Until the app's logger exists, connection errors are reported through this one.
+    const logger: { current: Pick<FastifyBaseLogger, 'warn'> } = { current: console };
+    db = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      onConnectionError: (error) =>
+        logger.current.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),
+    });
+    await ensureSchema(db, { migrate: config.autoMigrate, waitMs: config.schemaWaitMs });
+    const services = createServices(config, db, options);
+    await services.platformKeys.ensure();
+    let draining = false;
+    let closing = false;
+    app = await buildApp(services, {
+      adminToken: adminToken(config),
+      logger: options.logger ?? true,
+      lifecycle: { isDraining: () => draining, isClosing: () => closing },
+      serverFactory: (fastifyHandler) => {
+        handle = fastifyHandler;
+        return server;
+      },
+    });
+    logger.current = app.log;
+    await app.ready();
+
+    const stops: (() => Promise<void>)[] = [];
+    if (config.runWorkers) {
+      stops.push(startSweeper(services, app.log, options.sweepIntervalMs));
+      stops.push(startDispatcher(services.webhooks, app.log, { concurrency: config.webhookConcurrency }));
+    }
+    const started = app;
+    const opened = db;
+    let stopped: Promise<void> | undefined;
+    const shutdown = (limits: { drainMs?: number; timeoutMs?: number } = {}) => {
+      stopped ??= (async () => {
+        const drainMs = limits.drainMs ?? config.shutdownDrainMs;
+        const timeoutMs = limits.timeoutMs ?? config.shutdownTimeoutMs;
+        draining = true;
+        if (drainMs > 0) {
+          started.log.info({ drainMs }, 'draining: /readyz now fails, requests are still served');
+          await delay(drainMs);
+        }
+        const deadline = Date.now() + timeoutMs;
+        closing = true;
+        await closeServer(server, started, deadline);
+        await started.close();
+        await bounded(Promise.all(stops.map((stop) => stop())), deadline - Date.now());
+        await opened.close();
+      })();
+      return stopped;
+    };
+    const address = server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return {
+      app,
+      services,
+      url: `http://${host === '[::1]' ? '127.0.0.1' : host}:${address.port}`,
+      get draining() {
+        return draining;
+      },
+      shutdown,
+      close: () => shutdown({ drainMs: 0 }),
+    };
+  } catch (error) {
+    server.close();
+    server.closeAllConnections();
+    await app?.close().catch(() => {});
+    await db?.close().catch(() => {});
+    throw error;
+  }
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
+    server.once('error', reject);
+    server.listen({ host, port }, () => {
+      server.off('error', reject);
+      resolve();
     });
   });
 }
+
+/**
+ * Stops accepting connections, lets requests in flight finish (their answers close the
+ * connection, since the app marks them while closing) and closes keep-alive connections as soon
+ * as they are idle; at the deadline whatever is left is cut.
+ */
+async function closeServer(server: Server, app: FastifyInstance, deadline: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  const finished = await bounded(closed, deadline - Date.now());
+  clearInterval(sweep);
+  if (!finished) {
+    app.log.warn('shutdown timeout: closing the connections still open');
+    server.closeAllConnections();
+    await closed;
+  }
+}
+
+/** Waits for `work` at most `ms`; true when it finished in time. */
+async function bounded(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -16,6 +16,7 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate keys retire --key-id ID [--json]            stop accepting / publishing an enabled key
   paygate events resend --event-id EVT [--json]       deliver a webhook event again (same id and body, fresh signature)
   paygate worker                                      run the webhook dispatcher as its own process (needs DATABASE_URL)
+  paygate migrate [--json]                            apply the database migrations this build has, then exit
   paygate user invite --access-key AK --email E [--json]
         prints a one-time portal setup link (valid 72 h) where the user sets a password; for an
         existing user it works as a password reset (the old password works until the link is used)
@@ -140,6 +141,12 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     // The dispatcher as its own process: it talks to the database, not to a server.
     const { runWorker } = await import('../worker/main.js');
     return runWorker(env);
+  }
+  if (group === 'migrate') {
+    // Migrations as their own deployment step: instances started with PAYGATE_AUTO_MIGRATE=false
+    // wait for it, and refuse a schema newer than they know.
+    const { runMigrate } = await import('../db/migrate-command.js');
+    return runMigrate(env, (line) => process.stdout.write(`${line}\n`), json);
   }
   const api = operator(env);
   const key = (name: string) => encodeURIComponent(required(values, name));

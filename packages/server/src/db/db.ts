@@ -41,6 +41,17 @@ function pgQuery(sql: Sql, params: readonly unknown[]): pg.QueryConfig {
 
 const textOf = (sql: Sql) => (typeof sql === 'string' ? sql : sql.text);
 
+/** How busy a connection pool is (PostgreSQL only). */
+export interface PoolStats {
+  /** Connections open, idle or in use. */
+  readonly total: number;
+  readonly idle: number;
+  /** Callers waiting for a connection. */
+  readonly waiting: number;
+  /** The most connections the pool opens. */
+  readonly max: number;
+}
+
 export interface Db extends Queryable {
   /** Runs `work` in one transaction (READ COMMITTED); rolls back if it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
@@ -48,21 +59,92 @@ export interface Db extends Queryable {
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
   readonly kind: 'postgres' | 'pglite';
+  /** The pool's occupancy; `undefined` for the embedded database, which has no pool. */
+  poolStats(): PoolStats | undefined;
+}
+
+/**
+ * The database could not be reached or dropped the connection mid-statement (a failover, a
+ * restart, a terminated backend, a timeout). Nothing the caller did is at fault and a retry may
+ * succeed: the HTTP layer answers 503. Whether a statement in flight committed is unknown, which
+ * is why every write of ours is idempotent on its business key.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`the database is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** SQLSTATEs that mean "the server or the connection went away", not "the statement is wrong". */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '58P01']);
+/** Socket errors of a connection that failed or broke. */
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/** What `pg` and `pg-pool` say when a connection ends, times out or is unusable (they set no code). */
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'is not queryable',
+  'Cannot use a pool after calling end',
+];
+
+/** Whether `error` is the connection's fault (see {@link DatabaseUnavailableError}). */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailableError) return true;
+  // FATAL and PANIC end the session: the server refused or dropped the connection itself.
+  const severity = typeof error === 'object' && error !== null && 'severity' in error ? error.severity : undefined;
+  if (severity === 'FATAL' || severity === 'PANIC') return true;
+  const state = sqlState(error);
+  if (state !== undefined)
+    return state.startsWith('08') || UNAVAILABLE_STATES.has(state) || UNAVAILABLE_ERRNOS.has(state);
+  const message = error instanceof Error ? error.message : '';
+  return UNAVAILABLE_MESSAGES.some((text) => message.includes(text));
+}
+
+/** Rethrows a connection failure as {@link DatabaseUnavailableError}, anything else as it is. */
+function classify(error: unknown): never {
+  throw isUnavailable(error) && !(error instanceof DatabaseUnavailableError)
+    ? new DatabaseUnavailableError(error)
+    : error;
 }
 
 const parseInt8 = (value: string) => BigInt(value);
 
 class PostgresDb implements Db {
   readonly kind = 'postgres';
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly maxConnections: number,
+  ) {}
 
   async query<T>(sql: Sql, params: readonly unknown[] = []): Promise<QueryResult<T>> {
-    const result = await this.pool.query(pgQuery(sql, params));
-    return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
+    try {
+      const result = await this.pool.query(pgQuery(sql, params));
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
+    } catch (error) {
+      return classify(error);
+    }
   }
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch(classify);
+    // A checked-out client that loses its connection emits 'error' with nobody listening (the
+    // pool listens only to idle clients): without this, one terminated backend ends the process.
+    let broken: unknown;
+    const onError = (error: unknown) => {
+      broken = error;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const tx: Queryable = {
@@ -75,15 +157,27 @@ class PostgresDb implements Db {
       await client.query('COMMIT');
       return value;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
+      if (broken === undefined && !isUnavailable(error)) await client.query('ROLLBACK').catch(() => {});
+      else broken ??= error;
+      return classify(error);
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      // A broken connection is destroyed, not returned to the pool for the next caller.
+      client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
     }
   }
 
+  poolStats(): PoolStats {
+    return {
+      total: this.pool.totalCount,
+      idle: this.pool.idleCount,
+      waiting: this.pool.waitingCount,
+      max: this.maxConnections,
+    };
+  }
+
   async exec(sql: string): Promise<void> {
-    await this.pool.query(sql);
+    await this.pool.query(sql).catch(classify);
   }
 
   async close(): Promise<void> {
@@ -131,25 +225,56 @@ class PgliteDb implements Db {
   async close(): Promise<void> {
     await this.pglite.close();
   }
+
+  poolStats(): undefined {
+    return undefined;
+  }
 }
 
-/** Opens PostgreSQL at `databaseUrl`, or the embedded database under `dataDir` (`memory://` for none). */
-export async function openDatabase(options: {
+/** How the platform talks to PostgreSQL; the defaults suit a server on the same network. */
+export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
   poolSize?: number;
-}): Promise<Db> {
+  /** Milliseconds to wait for a new connection before failing (default 5 s). */
+  connectTimeoutMs?: number;
+  /** Milliseconds a statement may run before the server cancels it (default 30 s; 0: none). */
+  statementTimeoutMs?: number;
+  /**
+   * Told about connections that failed while idle in the pool (the pool drops and replaces them).
+   * Without a listener such an error would end the process.
+   */
+  onConnectionError?: (error: Error) => void;
+}
+
+/** Opens PostgreSQL at `databaseUrl`, or the embedded database under `dataDir` (`memory://` for none). */
+export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   if (options.databaseUrl) {
+    const max = options.poolSize ?? 20;
+    const statementTimeout = options.statementTimeoutMs ?? 30_000;
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
-      max: options.poolSize ?? 20,
+      max,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+      // The server cancels a statement running too long; the client gives up a little later on a
+      // server that stopped answering altogether (a half-open socket after a network failure).
+      ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + 5_000 } : {}),
+      keepAlive: true,
       types: {
         getTypeParser: ((oid: number, format?: string) =>
           oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
       },
     });
-    const db = new PostgresDb(pool);
-    await db.query('SELECT 1');
+    // An idle connection that breaks (terminated backend, failover, a pooler's idle timeout)
+    // makes the pool emit 'error'; the pool has already dropped it and opens a new one on demand.
+    pool.on('error', (error) => options.onConnectionError?.(error));
+    const db = new PostgresDb(pool, max);
+    try {
+      await db.query('SELECT 1');
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw error;
+    }
     return db;
   }
   const location = options.dataDir === 'memory://' ? undefined : `${options.dataDir}/pgdata`;

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailableError } from '../db/db.js';
 import { DomainError, type ErrorCode } from '../errors.js';
 
 /** The HTTP status of each business failure code (decisions.md, Responses). */
@@ -27,6 +28,15 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     const body: Record<string, unknown> = { msg: error.code, message: error.message };
     if (error.fieldErrors.length > 0) body.errors = error.fieldErrors;
     return reply.code(STATUS[error.code]).send(body);
+  }
+  if (error instanceof DatabaseUnavailableError) {
+    // Not a fault of ours nor of the caller's: the database is away. The caller may retry (every
+    // write is idempotent on its business key, so a create that did commit is found again).
+    request.log.warn({ err: { message: error.message } }, 'database unavailable');
+    return reply
+      .code(503)
+      .header('retry-after', '1')
+      .send({ msg: 'SERVICE_UNAVAILABLE', message: 'the service is briefly unavailable; retry shortly' });
   }
   const code = (error as FastifyError).code;
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
+import { isUnavailable } from '../db/db.js';
 import type { Webhooks } from '../modules/webhooks/service.js';
 
 /** A worker id that tells operators where an attempt ran. */
@@ -43,7 +44,9 @@ export function startDispatcher(
       try {
         claimed = await webhooks.claim(worker, free);
       } catch (error) {
-        log.error({ err: error }, 'webhook claim failed');
+        // The database being away is an outage to report, not a fault of ours; the loop retries.
+        if (isUnavailable(error)) log.warn({ err: { message: (error as Error).message } }, 'webhook claim failed');
+        else log.error({ err: error }, 'webhook claim failed');
       }
       if (claimed.length === 0) {
         // Nothing due (or the database is unreachable): look again shortly, or when a slot frees.
@@ -53,7 +56,14 @@ export function startDispatcher(
       for (const event of claimed) {
         const attempt = webhooks
           .deliver(event, worker)
-          .catch((error: unknown) => log.error({ err: error, eventId: event.event_id }, 'webhook delivery failed'))
+          .catch((error: unknown) =>
+            isUnavailable(error)
+              ? log.warn(
+                  { err: { message: (error as Error).message }, eventId: event.event_id },
+                  'webhook delivery failed',
+                )
+              : log.error({ err: error, eventId: event.event_id }, 'webhook delivery failed'),
+          )
           .finally(() => inFlight.delete(attempt));
         inFlight.add(attempt);
       }

@@ -1,6 +1,6 @@
 import { parseConfig } from '../config.js';
 import { openDatabase } from '../db/db.js';
-import { migrate } from '../db/migrate.js';
+import { ensureSchema } from '../db/migrate.js';
 import { createServices } from '../services.js';
 import pino from 'pino';
 import { startDispatcher, workerId } from './dispatcher.js';
@@ -21,17 +21,34 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    onConnectionError: (error) =>
+      log.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),
   });
-  await migrate(db);
+  await ensureSchema(db, {
+    migrate: config.autoMigrate,
+    waitMs: config.schemaWaitMs,
+    onWait: (pending) => log.info({ pending }, 'waiting for `paygate migrate`'),
+  });
   const services = createServices(config, db);
   const worker = workerId();
   const concurrency = config.webhookConcurrency;
   const stop = startDispatcher(services.webhooks, log, { concurrency, worker });
   log.info({ worker, concurrency }, 'paygate worker started');
+  let stopping = false;
   const shutdown = async () => {
-    log.info({ worker }, 'paygate worker stopping');
-    await stop();
-    await db.close();
+    if (stopping) return;
+    stopping = true;
+    log.info({ worker }, 'paygate worker stopping: finishing the deliveries in flight');
+    // Deliveries still running at the deadline are not lost: their leases run out and another
+    // worker claims them again (delivery is at least once; receivers deduplicate by eventId).
+    const finished = await Promise.race([
+      stop().then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), config.shutdownTimeoutMs).unref()),
+    ]);
+    if (!finished) log.warn({ worker }, 'shutdown timeout: deliveries still in flight are left to their leases');
+    await db.close().catch(() => {});
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown());

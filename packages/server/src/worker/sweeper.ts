@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { isUnavailable } from '../db/db.js';
 import type { Services } from '../services.js';
 
 /**
@@ -27,7 +28,11 @@ export function startSweeper(services: Services, log: FastifyBaseLogger, interva
       .then((result) => {
         if (result.expired > 0) log.info(result, 'sweep');
       })
-      .catch((error: unknown) => log.error({ err: error }, 'sweep failed'));
+      .catch((error: unknown) =>
+        isUnavailable(error)
+          ? log.warn({ err: { message: (error as Error).message } }, 'sweep failed: the database is unavailable')
+          : log.error({ err: error }, 'sweep failed'),
+      );
   }, intervalMs);
   timer.unref();
   return async () => {

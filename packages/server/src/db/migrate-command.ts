@@ -1,0 +1,27 @@
+import { parseConfig } from '../config.js';
+import { openDatabase } from './db.js';
+import { migrate, schemaStatus } from './migrate.js';
+
+/**
+ * `npx paygate migrate`: applies the migrations this build has and exits. On PostgreSQL it runs
+ * while instances serve (migrations are additive and take the migration lock); on the embedded
+ * database the server must be stopped, since PGlite belongs to one process.
+ */
+export async function runMigrate(env: NodeJS.ProcessEnv, print: (line: string) => void, json: boolean): Promise<void> {
+  const config = parseConfig(env);
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 1,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  });
+  try {
+    const applied = await migrate(db);
+    const { pending } = await schemaStatus(db);
+    if (json) print(JSON.stringify({ applied, pending }));
+    else if (applied.length === 0) print('the schema is up to date');
+    else for (const name of applied) print(`applied ${name}`);
+  } finally {
+    await db.close();
+  }
+}
