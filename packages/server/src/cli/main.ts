@@ -11,6 +11,7 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate merchant keys --access-key AK [--json]
   paygate merchant add-key --access-key AK --public-key KEY [--json]
   paygate merchant retire-key --access-key AK --key KEY_ID_OR_BASE64 [--json]
+  paygate merchant disable|enable --access-key AK [--json]   refuse (or again accept) the merchant's requests
   paygate keys list [--json]                          platform body and webhook keys
   paygate keys rotate --kind body|webhook [--json]    new active key; the old one stays enabled
   paygate keys retire --key-id ID [--json]            stop accepting / publishing an enabled key
@@ -170,6 +171,10 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         }),
         json,
       );
+    case 'merchant disable':
+      return print(await api.call('POST', `/merchants/${key('access-key')}/disable`), json);
+    case 'merchant enable':
+      return print(await api.call('POST', `/merchants/${key('access-key')}/enable`), json);
     case 'merchant retire-key':
       return print(
         await api.call('POST', `/merchants/${key('access-key')}/keys/retire`, { key: required(values, 'key') }),

@@ -60,6 +60,15 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
     return success(await services.merchants.retireKey(accessKey, key));
   });
 
+  admin.post('/merchants/:accessKey/disable', async (request) => {
+    const { accessKey } = parseInput(accessKeyParam, request.params);
+    return success(await services.merchants.setDisabled(accessKey, true));
+  });
+  admin.post('/merchants/:accessKey/enable', async (request) => {
+    const { accessKey } = parseInput(accessKeyParam, request.params);
+    return success(await services.merchants.setDisabled(accessKey, false));
+  });
+
   // Portal users: an invitation is a one-time setup link (the token travels in the fragment, so
   // it never reaches a server log or a Referer); using it sets the password.
   admin.post('/merchants/:accessKey/users', async (request) => {

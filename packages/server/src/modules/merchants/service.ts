@@ -34,8 +34,11 @@ function parsePublicKey(input: string): Buffer {
 }
 
 /**
- * How long a merchant's keys are cached for authentication. A key added or retired through this
- * instance takes effect at once; through another instance, within this time.
+ * How long a merchant's keys and status are cached for authentication: the bound within which
+ * every instance sees a key added or retired, or the merchant disabled, through another instance
+ * (through this instance it takes effect at once). A short time-to-live, not notifications: it
+ * costs one indexed read per merchant per instance every 2 s and cannot miss an invalidation
+ * across a dropped connection.
  */
 export const MERCHANT_CACHE_MS = 2_000;
 
@@ -92,7 +95,7 @@ export class Merchants {
     }>(
       `SELECT m.id, m.name, m.environment, k.public_key
          FROM merchants m LEFT JOIN merchant_keys k ON k.merchant_id = m.id AND k.status = 'active'
-        WHERE m.access_key = $1 AND m.environment = $2
+        WHERE m.access_key = $1 AND m.environment = $2 AND m.disabled_at IS NULL
         ORDER BY k.id`,
       [accessKey, this.environment],
     );
@@ -107,21 +110,41 @@ export class Merchants {
     };
   }
 
-  async list(): Promise<{ accessKey: string; name: string; environment: Environment; createdAt: number }[]> {
+  async list(): Promise<
+    { accessKey: string; name: string; environment: Environment; createdAt: number; disabled: boolean }[]
+  > {
     const result = await this.db.query<{
       access_key: string;
       name: string;
       environment: Environment;
       created_at: Date;
-    }>('SELECT access_key, name, environment, created_at FROM merchants WHERE environment = $1 ORDER BY id', [
-      this.environment,
-    ]);
+      disabled_at: Date | null;
+    }>(
+      'SELECT access_key, name, environment, created_at, disabled_at FROM merchants WHERE environment = $1 ORDER BY id',
+      [this.environment],
+    );
     return result.rows.map((r) => ({
       accessKey: r.access_key,
       name: r.name,
       environment: r.environment,
       createdAt: r.created_at.getTime(),
+      disabled: r.disabled_at !== null,
     }));
+  }
+
+  /**
+   * Disables or enables a merchant. A disabled merchant's requests fail authentication like an
+   * unknown access key's; its orders, balances and pending webhooks are untouched.
+   */
+  async setDisabled(accessKey: string, disabled: boolean): Promise<{ accessKey: string; disabled: boolean }> {
+    const result = await this.db.query(
+      `UPDATE merchants SET disabled_at = CASE WHEN $3 THEN coalesce(disabled_at, $4) END
+        WHERE access_key = $1 AND environment = $2`,
+      [accessKey, this.environment, disabled, new Date(this.now())],
+    );
+    if (result.rowCount === 0) throw new DomainError('NOT_FOUND', 'no such merchant');
+    this.cache.delete(accessKey);
+    return { accessKey, disabled };
   }
 
   private async merchantId(accessKey: string): Promise<bigint> {

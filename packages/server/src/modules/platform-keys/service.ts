@@ -44,8 +44,12 @@ const toInfo = (row: PlatformKeyRow): PlatformKeyInfo => ({
   retiredAt: row.retired_at?.getTime() ?? null,
 });
 
-/** How long a decrypted key stays cached before the database is asked again. */
-const CACHE_MS = 5_000;
+/**
+ * How long a decrypted key stays cached before the database is asked again: the bound within
+ * which every instance signs with a rotated webhook key and stops opening envelopes sealed to a
+ * retired body key (the instance that made the change does so at once).
+ */
+export const PLATFORM_KEY_CACHE_MS = 5_000;
 
 /**
  * The platform's body (X25519) and webhook (Ed25519) keys for one environment: several may be
@@ -150,7 +154,7 @@ export class PlatformKeys {
   /** The body key pair for a key id, or `undefined` when unknown, retired or of the other environment. */
   async bodyKeyPair(keyId: string): Promise<BoxKeyPair | undefined> {
     const cached = this.bodyCache.get(keyId);
-    if (cached && this.now() - cached.at < CACHE_MS) return cached.pair;
+    if (cached && this.now() - cached.at < PLATFORM_KEY_CACHE_MS) return cached.pair;
     const result = await this.db.query<PlatformKeyRow>(
       `SELECT * FROM platform_keys WHERE key_id = $1 AND kind = 'body' AND environment = $2 AND status <> 'retired'`,
       [keyId, this.environment],
@@ -167,7 +171,7 @@ export class PlatformKeys {
 
   /** The active webhook signing key and its keyid. */
   async webhookSigner(): Promise<{ keyid: string; key: SigningKey }> {
-    if (this.signerCache && this.now() - this.signerCache.at < CACHE_MS) return this.signerCache;
+    if (this.signerCache && this.now() - this.signerCache.at < PLATFORM_KEY_CACHE_MS) return this.signerCache;
     const result = await this.db.query<PlatformKeyRow>(
       `SELECT * FROM platform_keys WHERE kind = 'webhook' AND environment = $1 AND status = 'active'`,
       [this.environment],

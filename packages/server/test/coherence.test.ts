@@ -1,0 +1,99 @@
+/**
+ * Caches that stay coherent across instances (issue 16, item 3): two instances share one
+ * PostgreSQL; a change made through one is seen by the other within the stated bound (merchant
+ * keys and status: MERCHANT_CACHE_MS; platform keys: PLATFORM_KEY_CACHE_MS), and at once by the
+ * instance that made it. Each instance has its own injected clock, so "within the bound" is
+ * checked exactly, with no sleeping.
+ */
+import assert from 'node:assert/strict';
+import { generateSigningKey } from '@paygate/protocol';
+import { after, before, describe, it } from 'node:test';
+import { MERCHANT_CACHE_MS } from '../src/modules/merchants/service.js';
+import { PLATFORM_KEY_CACHE_MS } from '../src/modules/platform-keys/service.js';
+import { createMerchant, get, post, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
+
+const ADMIN = { authorization: 'Bearer test-admin-token-0123456789abcdef', 'content-type': 'application/json' };
+
+async function operator(platform: TestPlatform, path: string, body: unknown = {}) {
+  const response = await fetch(`${platform.url}/admin/v1${path}`, {
+    method: 'POST',
+    headers: ADMIN,
+    body: JSON.stringify(body),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  return ((await response.json()) as { data: unknown }).data;
+}
+
+describe(
+  'caches across instances',
+  { skip: process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set' },
+  () => {
+    let a: TestPlatform;
+    let b: TestPlatform;
+    let merchant: TestMerchant;
+    before(async () => {
+      a = await startTestPlatform({ database: 'postgres' });
+      b = await startTestPlatform({ databaseUrl: a.config.databaseUrl });
+      merchant = await createMerchant(a);
+    });
+    after(async () => {
+      await b.close();
+      await a.close();
+    });
+
+    const balances = (platform: TestPlatform, who: TestMerchant = merchant) => get(platform, who, '/api/v1/balances');
+
+    it('a disabled merchant is refused by the instance that disabled it at once, by every other within the bound', async () => {
+      assert.equal((await balances(b)).status, 200, 'B has the merchant cached');
+      await operator(a, `/merchants/${merchant.accessKey}/disable`);
+      assert.equal((await balances(a)).status, 401);
+      b.advance(MERCHANT_CACHE_MS - 500);
+      assert.equal((await balances(b)).status, 200, 'still inside the bound: B may serve from its cache');
+      b.advance(500);
+      assert.equal((await balances(b)).status, 401, 'past the bound: B refuses');
+
+      await operator(a, `/merchants/${merchant.accessKey}/enable`);
+      assert.equal((await balances(a)).status, 200);
+      b.advance(MERCHANT_CACHE_MS);
+      assert.equal((await balances(b)).status, 200);
+    });
+
+    it('a retired merchant key stops working on every instance within the bound', async () => {
+      const next = generateSigningKey();
+      await operator(a, `/merchants/${merchant.accessKey}/keys`, { publicKey: next.publicKey.toString('base64') });
+      const rotated: TestMerchant = { ...merchant, key: next };
+      assert.equal((await balances(a, rotated)).status, 200, 'the instance that added it accepts it at once');
+      b.advance(MERCHANT_CACHE_MS);
+      assert.equal((await balances(b, rotated)).status, 200, 'another accepts it within the bound');
+
+      await operator(a, `/merchants/${merchant.accessKey}/keys/retire`, {
+        key: merchant.key.publicKey.toString('base64'),
+      });
+      assert.equal((await balances(a)).status, 401);
+      b.advance(MERCHANT_CACHE_MS);
+      assert.equal((await balances(b)).status, 401);
+      assert.equal((await balances(b, rotated)).status, 200);
+      merchant = rotated;
+    });
+
+    it('a rotated webhook key signs on every instance within the bound', async () => {
+      const before = await b.services.platformKeys.webhookSigner();
+      const rotated = (await operator(a, '/platform-keys/rotate', { kind: 'webhook' })) as { keyId: string };
+      assert.equal((await a.services.platformKeys.webhookSigner()).keyid, rotated.keyId);
+      assert.equal((await b.services.platformKeys.webhookSigner()).keyid, before.keyid, 'B still inside the bound');
+      b.advance(PLATFORM_KEY_CACHE_MS);
+      assert.equal((await b.services.platformKeys.webhookSigner()).keyid, rotated.keyId);
+    });
+
+    it('a retired body key stops opening envelopes on every instance within the bound', async () => {
+      const opened = await post(b, merchant, '/api/v1/payments/cancel', { orderNo: 'P-none' });
+      assert.equal(opened.body.msg, 'VALIDATION_FAILED', 'the envelope opened; the business input was judged');
+      const oldKeyId = merchant.bodyKey.keyId;
+      await operator(a, '/platform-keys/rotate', { kind: 'body' });
+      await operator(a, '/platform-keys/retire', { keyId: oldKeyId });
+      b.advance(PLATFORM_KEY_CACHE_MS);
+      const refused = await post(b, merchant, '/api/v1/payments/cancel', { orderNo: 'P-none' });
+      assert.equal(refused.status, 401, 'sealed to a retired key');
+    });
+  },
+);
