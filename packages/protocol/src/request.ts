@@ -25,11 +25,12 @@ import {
   serializeSignatureInput,
 } from './signature-input.js';
 
-/** Signature-Input profile of merchant requests: label `merchant`, the write or read list, no keyid. */
+/** Signature-Input profile of merchant requests: label `merchant`, the write or read list, no keyid, any signer's form. */
 export const REQUEST_PROFILE: SignatureProfile = {
   label: REQUEST_LABEL,
   components: [WRITE_COMPONENTS, READ_COMPONENTS],
   keyid: false,
+  form: 'any-signer',
 };
 
 /** Access keys carry their environment: `ak_test_…` (sandbox) or `ak_live_…` (production). */

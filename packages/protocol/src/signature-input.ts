@@ -10,6 +10,9 @@ import {
 import { MAX_SIGNATURE_LIFETIME_SECONDS, SIGNATURE_ALG, UUID_V4 } from './constants.js';
 import { err, ok, type Result } from './result.js';
 
+/** A parameter of a signature in Signature-Input. */
+export type SignatureParameter = 'created' | 'expires' | 'nonce' | 'keyid' | 'alg';
+
 /** The parameters of one signature, as carried in Signature-Input. */
 export interface SignatureParams {
   /** Dictionary key of the signature: `merchant` on requests, `platform` on webhooks. */
@@ -24,6 +27,11 @@ export interface SignatureParams {
   readonly nonce: string;
   /** Key id; present on webhooks only. */
   readonly keyid?: string;
+  /**
+   * The order another signer wrote the parameters in, which the `@signature-params` line keeps;
+   * absent for the specification's order (created, expires, nonce, keyid, alg).
+   */
+  readonly parameterOrder?: readonly SignatureParameter[];
 }
 
 /** What a Signature-Input header must look like: its label, its one list, whether keyid is required. */
@@ -31,6 +39,12 @@ export interface SignatureProfile {
   readonly label: string;
   readonly components: readonly (readonly string[])[];
   readonly keyid: boolean;
+  /**
+   * `any-signer`: the parameters in any order and the optional whitespace RFC 8941 allows, as
+   * other RFC 9421 signers write them (requests). `canonical`: the canonical serialization in
+   * the specification's order only (webhooks, which only the platform signs).
+   */
+  readonly form: 'any-signer' | 'canonical';
 }
 
 /** Why a Signature-Input or Signature header was refused. */
@@ -41,15 +55,25 @@ export interface SignatureHeaderError {
 
 const invalid = (reason: string) => err<SignatureHeaderError>({ kind: 'invalid-signature-header', reason });
 
+/** The specification's parameter order, with or without keyid. */
+function specifiedOrder(keyid: boolean): SignatureParameter[] {
+  return ['created', 'expires', 'nonce', ...(keyid ? (['keyid'] as const) : []), 'alg'];
+}
+
 function toParameters(params: SignatureParams): Parameters {
-  const parameters: Parameters = new Map<string, BareItem>([
-    ['created', params.created],
-    ['expires', params.expires],
-    ['nonce', params.nonce],
-  ]);
-  if (params.keyid !== undefined) parameters.set('keyid', params.keyid);
-  parameters.set('alg', SIGNATURE_ALG);
-  return parameters;
+  const values: Record<SignatureParameter, BareItem | undefined> = {
+    created: params.created,
+    expires: params.expires,
+    nonce: params.nonce,
+    keyid: params.keyid,
+    alg: SIGNATURE_ALG,
+  };
+  const specified = specifiedOrder(params.keyid !== undefined);
+  const order = params.parameterOrder ?? specified;
+  if (order.length !== specified.length || !specified.every((name) => order.includes(name))) {
+    throw new Error(`parameterOrder must name each of ${specified.join(', ')} once`);
+  }
+  return new Map(order.map((name) => [name, values[name] as BareItem]));
 }
 
 function toInnerList(params: SignatureParams): InnerList {
@@ -57,8 +81,9 @@ function toInnerList(params: SignatureParams): InnerList {
 }
 
 /**
- * The `@signature-params` value: the inner list with its parameters, without the label.
- * Parameter order is created, expires, nonce, keyid (webhooks), alg.
+ * The `@signature-params` value: the inner list with its parameters, without the label, in
+ * canonical RFC 8941 form. Parameter order is `parameterOrder` when set, else created, expires,
+ * nonce, keyid (webhooks), alg.
  */
 export function serializeSignatureParams(params: SignatureParams): string {
   return serializeInnerList(toInnerList(params));
@@ -78,22 +103,83 @@ function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
-function parseCanonical(header: string): Result<Map<string, Item | InnerList>, SignatureHeaderError> {
+/** The text with every space and tab outside RFC 8941 strings removed. */
+function withoutWhitespace(text: string): string {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (inString) {
+      out += c;
+      if (c === '\\') out += text[++i] ?? '';
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      inString = true;
+      out += c;
+    } else if (c !== ' ' && c !== '\t') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/**
+ * The first parameter key a dictionary member repeats, read from the raw text: RFC 8941
+ * parsing keeps only the last value of a repeated key, so the parsed form cannot show it.
+ * Only member parameters count (those outside parentheses); `text` must already parse.
+ */
+function repeatedParameter(text: string): string | undefined {
+  let seen = new Set<string>();
+  let inString = false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === ',' && depth === 0) seen = new Set();
+    else if (c === ';' && depth === 0) {
+      const key = /^ *([a-z*][a-z0-9_.*-]*)/.exec(text.slice(i + 1))?.[1];
+      if (key === undefined) continue;
+      if (seen.has(key)) return key;
+      seen.add(key);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Parses an RFC 8941 dictionary that is in canonical form, or (with `whitespace`) in canonical
+ * form apart from the optional whitespace RFC 8941 allows. Anything else that parses (leading
+ * zeros, a zero fraction, a repeated key) is refused, so that the header and the re-serialized
+ * `@signature-params` line can never disagree about what was signed.
+ */
+function parseCanonical(
+  header: string,
+  whitespace: 'optional' | 'none' = 'none',
+): Result<Map<string, Item | InnerList>, SignatureHeaderError> {
   let dictionary: Map<string, Item | InnerList>;
   try {
     dictionary = parseDictionary(header);
   } catch {
     return invalid('not an RFC 8941 dictionary');
   }
-  // Only the canonical serialization is accepted, so that the raw header text and the
-  // re-serialized parameters can never disagree about what was signed.
+  const repeated = repeatedParameter(header);
+  if (repeated !== undefined) return invalid(`parameter ${repeated} is repeated`);
   let canonical: string;
   try {
     canonical = serializeDictionary(dictionary);
   } catch {
     return invalid('not a serializable RFC 8941 dictionary');
   }
-  if (canonical !== header) return invalid('not in canonical RFC 8941 form');
+  if (whitespace === 'none' && canonical !== header) return invalid('not in canonical RFC 8941 form');
+  // The parser has placed every space and tab, so the texts without them compare the rest.
+  if (withoutWhitespace(canonical) !== withoutWhitespace(header)) {
+    return invalid('not in canonical RFC 8941 form (apart from optional whitespace)');
+  }
   return ok(dictionary);
 }
 
@@ -107,14 +193,16 @@ const isInteger = (value: unknown): value is number => typeof value === 'number'
  * Parses a Signature-Input header strictly against a profile: exactly one member with the
  * profile's label; an inner list of plain strings equal to one of the profile's component
  * lists; integer `created` and `expires` with `0 < expires - created <= 300`; a UUID v4
- * `nonce`; `alg` = "ed25519"; `keyid` exactly when the profile asks for it; nothing else; and
- * the parameters in the order created, expires, nonce, keyid, alg.
+ * `nonce`; `alg` = "ed25519"; `keyid` exactly when the profile asks for it; each parameter
+ * once and nothing else. A `canonical` profile also requires the canonical serialization in
+ * the order created, expires, nonce, keyid, alg; an `any-signer` profile takes the parameters
+ * in any order, with optional whitespace, and records their order in `parameterOrder`.
  */
 export function parseSignatureInput(
   header: string,
   profile: SignatureProfile,
 ): Result<SignatureParams, SignatureHeaderError> {
-  const parsed = parseCanonical(header);
+  const parsed = parseCanonical(header, profile.form === 'any-signer' ? 'optional' : 'none');
   if (!parsed.ok) return parsed;
   const dictionary = parsed.value;
   if (dictionary.size !== 1) return invalid('exactly one signature is allowed');
@@ -149,14 +237,26 @@ export function parseSignatureInput(
   if (alg !== SIGNATURE_ALG) return invalid('alg must be the string "ed25519"');
   if (profile.keyid && (typeof keyid !== 'string' || keyid.length === 0)) return invalid('keyid must be a string');
 
-  // The verifier rebuilds the @signature-params line from these values in the specified order;
-  // a header listing them in another order would not be the line that was signed. The header is
-  // canonical and every value checked, so the order of the keys is all that could still differ.
-  const order = ['created', 'expires', 'nonce', ...(profile.keyid ? ['keyid'] : []), 'alg'];
-  if (!sameList([...parameters.keys()], order)) return invalid(`parameters must be in the order ${order.join(', ')}`);
+  // The verifier rebuilds the @signature-params line from these values: every value is checked
+  // and the header canonical (apart from whitespace), so the order of the keys is all that could
+  // still differ from the line that was signed. It is kept, or, on webhooks, must be the specified one.
+  const specified = specifiedOrder(profile.keyid);
+  const received = [...parameters.keys()] as SignatureParameter[];
+  const inOrder = sameList(received, specified);
+  if (!inOrder && profile.form === 'canonical') {
+    return invalid(`parameters must be in the order ${specified.join(', ')}`);
+  }
 
-  const params: SignatureParams = { label: profile.label, components, created, expires, nonce };
-  return ok(typeof keyid === 'string' ? { ...params, keyid } : params);
+  const params: SignatureParams = {
+    label: profile.label,
+    components,
+    created,
+    expires,
+    nonce,
+    ...(typeof keyid === 'string' ? { keyid } : {}),
+    ...(inOrder ? {} : { parameterOrder: received }),
+  };
+  return ok(params);
 }
 
 /** Parses a Signature header: exactly one member, with the expected label, holding a 64-byte sequence. */

@@ -24,6 +24,7 @@ export const WEBHOOK_PROFILE: SignatureProfile = {
   label: WEBHOOK_LABEL,
   components: [WEBHOOK_COMPONENTS],
   keyid: true,
+  form: 'canonical',
 };
 
 /** The request target of a webhook URL: the path and raw query an HTTP client sends for it. */

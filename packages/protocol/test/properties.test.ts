@@ -1,6 +1,7 @@
 // Property tests (fast-check): (a) a valid signed write or read stops verifying after any change
-// to a covered component, a signature parameter or a body byte; (b) every parser and verifier,
-// fed arbitrary input, returns a typed result and never throws.
+// to a covered component, a signature parameter (its value or its place) or a body byte; (b) every
+// parser and verifier, fed arbitrary input, returns a typed result and never throws; (c) a request
+// signed with its parameters in any order verifies with any optional whitespace RFC 8941 allows.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -19,6 +20,7 @@ import {
   type ReceivedWebhook,
   REQUEST_PROFILE,
   type RequestVerifierDeps,
+  type SignatureParameter,
   type SignatureParams,
   serializeSignatureInput,
   signingKeyFrom,
@@ -33,6 +35,7 @@ import {
   headerOf,
   NOW,
   signedRead,
+  signRaw,
   signedWebhook,
   signedWrite,
   type TestMerchant,
@@ -86,6 +89,14 @@ function componentValue(request: ReceivedRequest, component: string): string {
   return headerOf(request, component);
 }
 
+const REQUEST_PARAMETERS: readonly SignatureParameter[] = ['created', 'expires', 'nonce', 'alg'];
+
+/** The four request parameters in any order but `order`. */
+const anotherOrder = (order: readonly SignatureParameter[]) =>
+  fc
+    .shuffledSubarray([...REQUEST_PARAMETERS], { minLength: 4, maxLength: 4 })
+    .filter((shuffled) => shuffled.some((name, i) => name !== order[i]));
+
 const STEPS: readonly VerificationStep[] = ['shape', 'digest', 'signature-input', 'signature', 'nonce', 'envelope'];
 
 describe('(a) a signed request stops verifying after any change', () => {
@@ -136,6 +147,10 @@ describe('(a) a signed request stops verifying after any change', () => {
         other(fc.constantFrom('merchant', 'platform', 'sig1', 'm'), params.label).map((label) => ({
           ...params,
           label,
+        })),
+        anotherOrder(params.parameterOrder ?? REQUEST_PARAMETERS).map((parameterOrder) => ({
+          ...params,
+          parameterOrder,
         })),
       );
       await fc.assert(
@@ -301,7 +316,11 @@ describe('(b) parsers and verifiers given arbitrary input return typed errors', 
       fc.property(inputHeader, fc.constantFrom(REQUEST_PROFILE, WEBHOOK_PROFILE), (header, profile) => {
         const result = parseSignatureInput(header, profile);
         assertTyped(result, 'invalid-signature-header');
-        if (result.ok) assert.equal(serializeSignatureInput(result.value), header);
+        if (!result.ok) return;
+        const serialized = serializeSignatureInput(result.value);
+        // Requests may carry optional whitespace (their strings hold none); webhooks none at all.
+        if (profile === WEBHOOK_PROFILE) assert.equal(serialized, header);
+        else assert.equal(serialized, header.replace(/[ \t]/g, '').replace(/""/g, '" "'));
       }),
       { numRuns: FUZZ_RUNS },
     );
@@ -510,4 +529,56 @@ describe('(b) parsers and verifiers given arbitrary input return typed errors', 
       { numRuns: FUZZ_RUNS },
     );
   });
+});
+
+describe('(c) a request signed as other signers write it verifies', () => {
+  const spaces = fc.constantFrom('', ' ', '  ');
+  const whitespace = fc.record({
+    lead: spaces,
+    open: spaces,
+    between: fc.array(spaces, { minLength: 6, maxLength: 6 }),
+    close: spaces,
+    afterSemicolon: fc.array(spaces, { minLength: 4, maxLength: 4 }),
+    trail: spaces,
+  });
+  type Whitespace = typeof whitespace extends fc.Arbitrary<infer T> ? T : never;
+
+  /** The canonical header with optional whitespace added where RFC 8941 allows it. */
+  function spaced(header: string, ws: Whitespace): string {
+    let between = 0;
+    let semicolon = 0;
+    const text = header
+      .replace('(', `(${ws.open}`)
+      .replace(')', `${ws.close})`)
+      .replaceAll('" "', () => `" ${ws.between[between++] ?? ''}"`)
+      .replaceAll(';', () => `;${ws.afterSemicolon[semicolon++] ?? ''}`);
+    return `${ws.lead}${text}${ws.trail}`;
+  }
+
+  /** The fixture signed again with its parameters in `order`. */
+  function resigned(request: ReceivedRequest, order: readonly SignatureParameter[]): ReceivedRequest {
+    const params = unwrap(parseSignatureInput(headerOf(request, 'signature-input'), REQUEST_PROFILE));
+    const headers = Object.fromEntries(
+      (request.headers as (readonly [string, string])[]).filter(([name]) => !name.startsWith('signature')),
+    );
+    return signRaw({ ...request, headers }, { ...params, parameterOrder: order });
+  }
+
+  for (const [kind, request] of [
+    ['write', signedWrite()],
+    ['read', signedRead('orderNo=P1&x=')],
+  ] as const) {
+    it(`${kind}: any parameter order, any optional whitespace`, async () => {
+      const order = fc.shuffledSubarray([...REQUEST_PARAMETERS], { minLength: 4, maxLength: 4 });
+      await fc.assert(
+        fc.asyncProperty(order, whitespace, async (parameterOrder, ws) => {
+          const signed = resigned(request, parameterOrder);
+          const sent = withHeader(signed, 'signature-input', spaced(headerOf(signed, 'signature-input'), ws));
+          const result = await verifyRequest(sent, deps());
+          assert.ok(result.ok, JSON.stringify(headerOf(sent, 'signature-input')));
+        }),
+        { numRuns: MUTATION_RUNS },
+      );
+    });
+  }
 });

@@ -91,8 +91,12 @@ const readParts = (path = PAYMENTS_PATH, query: string | undefined = 'orderNo=1'
 /** A read request signed with arbitrary parameters. */
 const signReadWith = (overrides: Partial<SignatureParams>) => signRaw(readParts(), readParams(overrides));
 
-/** A write of `body` with its headers and digest, signed with `key`. */
-function signWriteWithKey(body: Buffer, key: SigningKey): ReceivedRequest {
+/** A write of `body` with its headers and digest, signed with `key` (parameters in `order`). */
+function signWriteWithKey(
+  body: Buffer,
+  key: SigningKey,
+  parameterOrder?: SignatureParams['parameterOrder'],
+): ReceivedRequest {
   const headers = {
     'content-type': 'application/json',
     'content-encryption': ENVELOPE_ALG,
@@ -100,7 +104,11 @@ function signWriteWithKey(body: Buffer, key: SigningKey): ReceivedRequest {
     'idempotency-key': freshUuid(),
     'merchant-access-key': ACCESS_KEY_ID,
   };
-  const params: SignatureParams = { ...readParams(), components: WRITE_COMPONENTS };
+  const params: SignatureParams = {
+    ...readParams(),
+    components: WRITE_COMPONENTS,
+    ...(parameterOrder ? { parameterOrder } : {}),
+  };
   return signRaw({ method: 'POST', path: PAYMENTS_PATH, query: undefined, headers, body }, params, key);
 }
 
@@ -222,6 +230,36 @@ describe('verifyRequest accepts', () => {
       assert.ok((await verifyRequest(signedRead('orderNo=1', { created }), verifierDeps())).ok);
     });
   }
+
+  // Other RFC 9421 signers (decisions: Signature-Input as other signers write it).
+  const orders: NonNullable<SignatureParams['parameterOrder']>[] = [
+    ['alg', 'created', 'expires', 'nonce'],
+    ['nonce', 'alg', 'expires', 'created'],
+    ['created', 'nonce', 'alg', 'expires'],
+  ];
+  for (const order of orders) {
+    it(`parameters signed in the order ${order.join(', ')}`, async () => {
+      const read = signReadWith({ parameterOrder: order });
+      assert.match(headerOf(read, 'signature-input'), new RegExp(`\\);${order[0]}=`));
+      assert.deepEqual(unwrap(await verifyRequest(read, verifierDeps())).params.parameterOrder, order);
+      const sealed = unwrap(sealEnvelope(PLAINTEXT, { keyId: BODY_KEY_ID, publicKey: bodyKey.publicKey }));
+      const verified = unwrap(await verifyRequest(signWriteWithKey(sealed, merchantKey, order), verifierDeps()));
+      assert.deepEqual(verified.plaintext, PLAINTEXT);
+    });
+  }
+
+  it('a Signature-Input with the optional whitespace RFC 8941 allows, added after signing', async () => {
+    const spaced = (request: ReceivedRequest) =>
+      withHeader(
+        request,
+        'signature-input',
+        headerOf(request, 'signature-input').replace('=(', '=(  ').replace(')', ' )').replaceAll(';', '; '),
+      );
+    for (const request of [signedWrite(), signedRead(), signReadWith({ parameterOrder: orders[1] })]) {
+      assert.match(headerOf(spaced(request), 'signature-input'), /^merchant=\( {2}"@method".* \); /);
+      assert.ok((await verifyRequest(spaced(request), verifierDeps())).ok);
+    }
+  });
 
   it('(boundary) a plaintext of exactly 1 MiB', async () => {
     const request = signWriteBody(rawEnvelope(Buffer.alloc(MAX_PLAINTEXT_BYTES, 0x20)));
@@ -525,19 +563,26 @@ describe('verifyRequest refuses at signature-input', () => {
       reason: /not the required list/,
     },
     {
-      rule: 'parameters reordered after signing',
+      rule: 'a nonce repeated, after a space',
+      request: () => editInput(signedRead(), ';alg=', `; nonce="${freshUuid()}";alg=`),
+      step: 'signature-input',
+      reason: /parameter nonce is repeated/,
+    },
+    {
+      rule: 'the same nonce twice, signed that way',
       request: () => {
-        const request = signedRead();
-        const input = headerOf(request, 'signature-input');
-        const [list, created, expires, rest] = input.split(';') as [string, string, string, string];
-        return withHeader(
-          request,
-          'signature-input',
-          [list, expires, created, rest, ...input.split(';').slice(4)].join(';'),
-        );
+        const request = signedWrite();
+        const nonce = /nonce="([^"]+)"/.exec(headerOf(request, 'signature-input'))?.[1] as string;
+        return editInput(request, ';alg=', `;nonce="${nonce}";alg=`);
       },
       step: 'signature-input',
-      reason: /order/,
+      reason: /parameter nonce is repeated/,
+    },
+    {
+      rule: 'a keyid among reordered parameters',
+      request: () => signReadWith({ keyid: 'k1', parameterOrder: ['keyid', 'alg', 'nonce', 'created', 'expires'] }),
+      step: 'signature-input',
+      reason: /keyid is not allowed/,
     },
     {
       rule: 'a Signature-Input that is not a dictionary',
@@ -550,6 +595,23 @@ describe('verifyRequest refuses at signature-input', () => {
 
 describe('verifyRequest refuses at signature', () => {
   runRows([
+    {
+      // The @signature-params line keeps the order received, so it is no longer the line signed.
+      rule: 'parameters reordered after signing',
+      request: () =>
+        withParams(signedRead(), (p) => ({ ...p, parameterOrder: ['expires', 'created', 'nonce', 'alg'] })),
+      step: 'signature',
+      reason: /does not verify/,
+    },
+    {
+      rule: 'a write signed in one order, sent in another',
+      request: () => {
+        const signed = signWriteWithKey(Buffer.from('{}'), merchantKey, ['alg', 'nonce', 'created', 'expires']);
+        return withParams(signed, (p) => ({ ...p, parameterOrder: ['alg', 'created', 'nonce', 'expires'] }));
+      },
+      step: 'signature',
+      reason: /does not verify/,
+    },
     {
       rule: 'a write signed with another key',
       request: () => signedWrite({ key: otherMerchantKey }),

@@ -9,6 +9,7 @@ import {
   REQUEST_PROFILE,
   serializeSignature,
   serializeSignatureInput,
+  serializeSignatureParams,
   WEBHOOK_COMPONENTS,
   WEBHOOK_PROFILE,
   WRITE_COMPONENTS,
@@ -58,6 +59,65 @@ describe('parseSignatureInput accepts the specified forms', () => {
   it('an uppercase UUID v4 nonce', () => {
     const upper = `merchant=(${READ})${CREATED}${EXPIRES};nonce="${NONCE.toUpperCase()}"${ALG}`;
     assert.ok(parseSignatureInput(upper, REQUEST_PROFILE).ok);
+  });
+});
+
+// Other RFC 9421 signers (decisions: Signature-Input as other signers write it): the four request
+// parameters in any order, RFC 8941 optional whitespace; @signature-params is the canonical
+// serialization of the member as received.
+const otherSignerRows: { form: string; header: string; params: string }[] = [
+  {
+    form: 'parameters in another order',
+    header: `merchant=(${READ})${EXPIRES}${CREATED}${NONCE_PARAM}${ALG}`,
+    params: `(${READ})${EXPIRES}${CREATED}${NONCE_PARAM}${ALG}`,
+  },
+  {
+    form: 'alg first, nonce last',
+    header: `merchant=(${WRITE})${ALG}${CREATED}${EXPIRES}${NONCE_PARAM}`,
+    params: `(${WRITE})${ALG}${CREATED}${EXPIRES}${NONCE_PARAM}`,
+  },
+  {
+    form: 'the reverse order',
+    header: `merchant=(${READ})${ALG}${NONCE_PARAM}${EXPIRES}${CREATED}`,
+    params: `(${READ})${ALG}${NONCE_PARAM}${EXPIRES}${CREATED}`,
+  },
+  {
+    form: 'a space after every semicolon',
+    header: `merchant=(${READ}); created=${NOW}; expires=${NOW + 300}; nonce="${NONCE}"; alg="ed25519"`,
+    params: `(${READ})${PARAMS}`,
+  },
+  {
+    form: 'spaces inside the parentheses and between components',
+    header: `merchant=(  "@method"   "@path" "@query"  "merchant-access-key" )${PARAMS}`,
+    params: `(${READ})${PARAMS}`,
+  },
+  {
+    form: 'a space just inside each parenthesis',
+    header: `merchant=( ${READ} )${PARAMS}`,
+    params: `(${READ})${PARAMS}`,
+  },
+  { form: 'a leading and a trailing space', header: ` ${VALID_READ} `, params: `(${READ})${PARAMS}` },
+  {
+    form: 'spaces and another order together',
+    header: `merchant=( ${WRITE} );  nonce="${NONCE}"; alg="ed25519";created=${NOW}; expires=${NOW + 300}`,
+    params: `(${WRITE})${NONCE_PARAM}${ALG}${CREATED}${EXPIRES}`,
+  },
+];
+
+describe('parseSignatureInput accepts requests as other signers write them', () => {
+  for (const row of otherSignerRows) {
+    it(row.form, () => {
+      const parsed = unwrap(parseSignatureInput(row.header, REQUEST_PROFILE));
+      assert.equal(parsed.created, NOW);
+      assert.equal(parsed.expires, NOW + 300);
+      assert.equal(parsed.nonce, NONCE);
+      assert.equal(serializeSignatureParams(parsed), row.params);
+      assert.equal(serializeSignatureInput(parsed), `merchant=${row.params}`);
+    });
+  }
+
+  it('the specification order leaves parameterOrder unset', () => {
+    assert.equal(unwrap(parseSignatureInput(VALID_READ, REQUEST_PROFILE)).parameterOrder, undefined);
   });
 });
 
@@ -273,20 +333,8 @@ const requestRows: Row[] = [
     header: `merchant=("@method" "@path" "@query";name="orderNo" "merchant-access-key")${PARAMS}`,
     reason: /plain strings/,
   },
-  // serializations structured-headers accepts but the parser refuses (it claims canonical form only)
-  { rule: 'a space after the opening parenthesis', header: `merchant=( ${READ})${PARAMS}`, reason: /canonical/ },
-  {
-    rule: 'two spaces between components',
-    header: `merchant=("@method"  "@path" "@query" "merchant-access-key")${PARAMS}`,
-    reason: /canonical/,
-  },
-  {
-    rule: 'a space after a semicolon',
-    header: `merchant=(${READ}); created=${NOW}${EXPIRES}${NONCE_PARAM}${ALG}`,
-    reason: /canonical/,
-  },
-  { rule: 'a leading space', header: ` ${VALID_READ}`, reason: /canonical/ },
-  { rule: 'a trailing space', header: `${VALID_READ} `, reason: /canonical/ },
+  // serializations structured-headers accepts but the parser refuses (beyond optional whitespace,
+  // only the canonical form: the header and the @signature-params line then never disagree)
   {
     rule: 'created with leading zeros',
     header: `merchant=(${READ});created=0${NOW}${EXPIRES}${NONCE_PARAM}${ALG}`,
@@ -298,21 +346,79 @@ const requestRows: Row[] = [
     reason: /canonical/,
   },
   {
-    rule: 'a parameter repeated (last value would win)',
-    header: `merchant=(${READ});created=1${CREATED}${EXPIRES}${NONCE_PARAM}${ALG}`,
-    reason: /canonical/,
-  },
-  {
     rule: 'an escaped character in a string',
     header: `merchant=(${READ})${CREATED}${EXPIRES}${NONCE_PARAM};alg="ed2551\\9"`,
     reason: /RFC 8941/,
   },
+  // each parameter exactly once (RFC 8941 parsing keeps the last value of a repeated key)
   {
-    rule: 'parameters in another order (the @signature-params line would differ from the header)',
-    header: `merchant=(${READ})${EXPIRES}${CREATED}${NONCE_PARAM}${ALG}`,
-    reason: /order/,
+    rule: 'created repeated',
+    header: `merchant=(${READ});created=1${CREATED}${EXPIRES}${NONCE_PARAM}${ALG}`,
+    reason: /parameter created is repeated/,
   },
-  { rule: 'alg before nonce', header: `merchant=(${READ})${CREATED}${EXPIRES}${ALG}${NONCE_PARAM}`, reason: /order/ },
+  {
+    rule: 'nonce repeated',
+    header: `merchant=(${READ})${CREATED}${EXPIRES}${NONCE_PARAM}${ALG};nonce="0b8fbcb1-92a3-4c1e-9d6b-3a6a0a1c2b7e"`,
+    reason: /parameter nonce is repeated/,
+  },
+  {
+    rule: 'nonce repeated with the same value',
+    header: `merchant=(${READ})${CREATED}${EXPIRES}${NONCE_PARAM}${NONCE_PARAM}${ALG}`,
+    reason: /parameter nonce is repeated/,
+  },
+  {
+    rule: 'nonce repeated, the second after a space',
+    header: `merchant=(${READ})${CREATED}${EXPIRES}${NONCE_PARAM}${ALG}; nonce="${NONCE}"`,
+    reason: /parameter nonce is repeated/,
+  },
+  {
+    rule: 'alg repeated',
+    header: `merchant=(${READ})${ALG}${CREATED}${EXPIRES}${NONCE_PARAM}${ALG}`,
+    reason: /parameter alg is repeated/,
+  },
+  {
+    rule: 'expires repeated, the first too far out',
+    header: `merchant=(${READ})${CREATED};expires=${NOW + 3600}${EXPIRES}${NONCE_PARAM}${ALG}`,
+    reason: /parameter expires is repeated/,
+  },
+  // whitespace RFC 8941 does not allow
+  {
+    rule: 'a space before a semicolon',
+    header: `merchant=(${READ}) ;created=${NOW}${EXPIRES}${NONCE_PARAM}${ALG}`,
+    reason: /RFC 8941/,
+  },
+  {
+    rule: 'a space around =',
+    header: `merchant=(${READ});created = ${NOW}${EXPIRES}${NONCE_PARAM}${ALG}`,
+    reason: /RFC 8941/,
+  },
+  { rule: 'a space after the label', header: `merchant =(${READ})${PARAMS}`, reason: /RFC 8941/ },
+  {
+    rule: 'a tab after a semicolon',
+    header: `merchant=(${READ});\tcreated=${NOW}${EXPIRES}${NONCE_PARAM}${ALG}`,
+    reason: /RFC 8941/,
+  },
+  {
+    rule: 'no space between components',
+    header: `merchant=("@method""@path" "@query" "merchant-access-key")${PARAMS}`,
+    reason: /RFC 8941/,
+  },
+  // keyid in any position on a request
+  {
+    rule: 'keyid first on a request',
+    header: `merchant=(${READ})${KEYID}${PARAMS}`,
+    reason: /parameter keyid is not allowed/,
+  },
+  {
+    rule: 'keyid last on a request, after a space',
+    header: `merchant=(${READ})${PARAMS}; keyid="k1"`,
+    reason: /parameter keyid is not allowed/,
+  },
+  {
+    rule: 'an unknown parameter among reordered ones',
+    header: `merchant=(${READ})${ALG};tag="web-bot-auth"${NONCE_PARAM}${CREATED}${EXPIRES}`,
+    reason: /parameter tag is not allowed/,
+  },
   {
     rule: 'a tab between components',
     header: `merchant=("@method"\t"@path" "@query" "merchant-access-key")${PARAMS}`,
@@ -372,10 +478,32 @@ const webhookRows: Row[] = [
     header: `platform=(${WEBHOOK})${CREATED}${EXPIRES}${NONCE_PARAM}${KEYID};alg="rsa-pss-sha512"`,
     reason: /alg must be/,
   },
+  // webhooks keep the order and the canonical form the specification shows
   {
     rule: 'keyid after alg',
     header: `platform=(${WEBHOOK})${CREATED}${EXPIRES}${NONCE_PARAM}${ALG}${KEYID}`,
     reason: /order/,
+  },
+  {
+    rule: 'expires before created',
+    header: `platform=(${WEBHOOK})${EXPIRES}${CREATED}${NONCE_PARAM}${KEYID}${ALG}`,
+    reason: /order/,
+  },
+  {
+    rule: 'a space after a semicolon',
+    header: `platform=(${WEBHOOK}); created=${NOW}${EXPIRES}${NONCE_PARAM}${KEYID}${ALG}`,
+    reason: /canonical/,
+  },
+  {
+    rule: 'a space after the opening parenthesis',
+    header: `platform=( ${WEBHOOK})${WEBHOOK_PARAMS}`,
+    reason: /canonical/,
+  },
+  { rule: 'a trailing space', header: `${VALID_WEBHOOK} `, reason: /canonical/ },
+  {
+    rule: 'keyid repeated',
+    header: `platform=(${WEBHOOK})${CREATED}${EXPIRES}${NONCE_PARAM}${KEYID};keyid="other"${ALG}`,
+    reason: /parameter keyid is repeated/,
   },
 ];
 

@@ -95,7 +95,7 @@ export function openApiDocument(): Record<string, unknown> {
           in: 'header',
           name: 'Signature',
           description:
-            'RFC 9421 signature with the merchant Ed25519 key. Writes cover @method @path content-type content-encryption content-digest idempotency-key merchant-access-key; reads cover @method @path @query merchant-access-key. expires - created ≤ 300 s; nonce is a one-time UUID v4.',
+            'RFC 9421 signature with the merchant Ed25519 key. Writes cover @method @path content-type content-encryption content-digest idempotency-key merchant-access-key; reads cover @method @path @query merchant-access-key. expires - created ≤ 300 s; nonce is a one-time UUID v4. The parameters created, expires, nonce and alg each appear once, in any order, with any optional whitespace RFC 8941 allows (keyid and others are refused); @signature-params is their canonical serialization in the order sent, so third-party RFC 9421 signers interoperate.',
         },
       },
       schemas,
