@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { contentDigest, generateSigningKey, signReadRequest } from '@paygate/protocol';
+import {
+  buildSignatureBase,
+  contentDigest,
+  generateSigningKey,
+  type SignatureParams,
+  sealEnvelope,
+  serializeSignature,
+  serializeSignatureInput,
+  sign,
+  signReadRequest,
+  WRITE_COMPONENTS,
+} from '@paygate/protocol';
 import {
   buildRead,
   buildWrite,
@@ -121,6 +132,60 @@ for (const database of databases()) {
       const signed = buildWrite(merchant, '/api/v1/payments', paymentInput(), platform.services.now());
       const response = await rawSend(platform.url, 'POST', '/api/v1/payments', entries(signed.headers), signed.body);
       assert.equal(response.status, 200, response.body);
+    });
+
+    /** A write signed as another RFC 9421 signer may write it: its parameter order, spaces RFC 8941 allows. */
+    function otherSignersWrite(payload: Record<string, unknown>) {
+      const body = sealEnvelope(Buffer.from(JSON.stringify(payload)), merchant.bodyKey);
+      assert.ok(body.ok);
+      const headers = {
+        'content-type': 'application/json',
+        'content-encryption': 'sealedbox-v1-x25519-xsalsa20poly1305',
+        'content-digest': contentDigest(body.value),
+        'idempotency-key': randomUUID(),
+        'merchant-access-key': merchant.accessKey,
+      };
+      const created = Math.floor(platform.services.now() / 1000);
+      const params: SignatureParams = {
+        label: 'merchant',
+        components: WRITE_COMPONENTS,
+        created,
+        expires: created + 300,
+        nonce: randomUUID(),
+        parameterOrder: ['alg', 'nonce', 'created', 'expires'],
+      };
+      const base = buildSignatureBase({ method: 'POST', path: '/api/v1/payments', headers }, params);
+      assert.ok(base.ok);
+      const input = serializeSignatureInput(params).replace('=(', '=( ').replace(')', ' )').replaceAll(';', '; ');
+      assert.match(input, /^merchant=\( "@method" .* \); alg="ed25519"; nonce="[^"]+"; created=\d+; expires=\d+$/);
+      return {
+        headers: {
+          ...headers,
+          'signature-input': input,
+          signature: serializeSignature('merchant', sign(base.value, merchant.key)),
+        },
+        body: body.value,
+        nonce: params.nonce,
+      };
+    }
+
+    it('accepts a write whose Signature-Input has its parameters in another order and optional whitespace', async () => {
+      const signed = otherSignersWrite(paymentInput());
+      const response = await rawSend(platform.url, 'POST', '/api/v1/payments', entries(signed.headers), signed.body);
+      assert.equal(response.status, 200, response.body);
+    });
+
+    it('refuses the same write with its nonce repeated in Signature-Input', async () => {
+      const signed = otherSignersWrite(paymentInput());
+      const headers = {
+        ...signed.headers,
+        'signature-input': `${signed.headers['signature-input']}; nonce="${signed.nonce}"`,
+      };
+      const before = await snapshot();
+      const response = await rawSend(platform.url, 'POST', '/api/v1/payments', entries(headers), signed.body);
+      assert.equal(response.status, 401, response.body);
+      assert.equal(response.body, unauthorized);
+      assert.deepEqual(await snapshot(), before);
     });
 
     for (const method of ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD']) {
