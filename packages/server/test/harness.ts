@@ -4,6 +4,7 @@
  * keys, and signed, sealed requests built with the protocol package.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import {
   boxPublicKeyFrom,
   generateSigningKey,
@@ -53,6 +54,8 @@ export interface TestPlatform extends Platform {
   readonly config: Config;
   /** Milliseconds the injected clock is ahead of real time; tests move it with `advance`. */
   advance(ms: number): void;
+  /** The error-level (and worse) lines the platform logged so far, parsed. */
+  errorLogs(): readonly Record<string, unknown>[];
 }
 
 export interface TestPlatformOptions extends ServiceOptions {
@@ -61,6 +64,35 @@ export interface TestPlatformOptions extends ServiceOptions {
   readonly databaseUrl?: string;
   readonly env?: Record<string, string>;
   readonly config?: Partial<Config>;
+  /**
+   * An error-level log line means a fault of ours (a 500, a failed worker step), so `close()`
+   * fails when the platform logged one. Tests that provoke such a fault on purpose set this.
+   */
+  readonly expectErrorLogs?: boolean;
+}
+
+/** A pino destination keeping the lines at level error (50) and above. */
+function errorLogCapture() {
+  const lines: Record<string, unknown>[] = [];
+  let pending = '';
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      pending += chunk.toString();
+      let end: number;
+      while ((end = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, end);
+        pending = pending.slice(end + 1);
+        try {
+          const parsed = JSON.parse(line) as Record<string, unknown>;
+          if (typeof parsed.level === 'number' && parsed.level >= 50) lines.push(parsed);
+        } catch {
+          lines.push({ level: 50, msg: `unparsable log line: ${line}` });
+        }
+      }
+      callback();
+    },
+  });
+  return { stream, lines };
 }
 
 /** Starts a platform on 127.0.0.1 with a random port; `close()` also drops its database. */
@@ -84,16 +116,27 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
       ...options.config,
     },
   );
-  const platform = await startPlatform(config, { ...options, now, masterKey: TEST_MASTER_KEY, logger: false });
+  const errors = errorLogCapture();
+  const platform = await startPlatform(config, {
+    ...options,
+    now,
+    masterKey: TEST_MASTER_KEY,
+    logger: { level: 'error', stream: errors.stream },
+  });
   return {
     ...platform,
     config: platform.services.config,
     advance(ms: number) {
       offset += ms;
     },
+    errorLogs: () => errors.lines,
     async close() {
       await platform.close();
       await drop?.();
+      if (errors.lines.length > 0 && !options.expectErrorLogs) {
+        const shown = errors.lines.map((line) => JSON.stringify(line)).join('\n');
+        throw new Error(`the platform logged ${errors.lines.length} error-level line(s) (a fault of ours):\n${shown}`);
+      }
     },
   };
 }
