@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import type { Environment } from './config.js';
+import type { Config } from './config.js';
 import { type FieldError, validationFailed } from './errors.js';
+import { httpUrl } from './http/url.js';
+import { refusedHost } from './modules/webhooks/destination.js';
 
 /** Parses `input` with `schema`, or throws VALIDATION_FAILED with one error per bad field. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -28,28 +30,17 @@ export const attach = z
   .refine((text) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text), 'no control characters');
 
 /**
- * A webhook URL: absolute http(s) (https only in production), no credentials or fragment, at
- * most 2048 characters. Where it may point is checked again when delivering (SSRF guard).
+ * A webhook URL under the one URL rule (http/url.ts; https only in production), at most 2048
+ * characters; its output is the normalized URL, which is stored, called and signed. Unless
+ * PAYGATE_WEBHOOK_ALLOW_PRIVATE, an address literal must be global unicast (and localhost is
+ * refused); every address a name resolves to is checked again when delivering (SSRF guard).
  */
-export function webhookUrl(environment: Environment) {
-  return z
-    .string()
-    .max(2048, 'at most 2048 characters')
-    .refine(
-      (text) => {
-        let url: URL;
-        try {
-          url = new URL(text);
-        } catch {
-          return false;
-        }
-        const schemes = environment === 'production' ? ['https:'] : ['https:', 'http:'];
-        return schemes.includes(url.protocol) && url.hostname !== '' && !url.username && !url.password && !url.hash;
-      },
-      environment === 'production'
-        ? 'an https URL without credentials or fragment'
-        : 'an http(s) URL without credentials or fragment',
-    );
+export function webhookUrl(config: Pick<Config, 'environment' | 'webhookAllowPrivate'>) {
+  return httpUrl({
+    httpsOnly: config.environment === 'production',
+    maxLength: 2048,
+    refuse: config.webhookAllowPrivate ? undefined : refusedHost,
+  });
 }
 
 /** Reference to an order in write requests: exactly one of orderNo and merchantOrderNo. */

@@ -161,7 +161,7 @@ export class Payments {
 
   constructor(
     private readonly db: Db,
-    private readonly config: Pick<Config, 'environment' | 'publicUrl' | 'paymentExpiryMs'>,
+    private readonly config: Pick<Config, 'environment' | 'webhookAllowPrivate' | 'publicUrl' | 'paymentExpiryMs'>,
     private readonly hooks: PaymentHooks = {},
     private readonly now: () => number = Date.now,
   ) {
@@ -170,7 +170,7 @@ export class Payments {
       currency: z.string(),
       amount: z.string(),
       paymentMethod: z.object({ code: z.string() }),
-      webhookUrl: webhookUrl(config.environment),
+      webhookUrl: webhookUrl(config),
       attach: attach.optional(),
     });
     this.updateSchema = z
@@ -178,7 +178,7 @@ export class Payments {
         orderNo: orderNoOf('P').optional(),
         merchantOrderNo: merchantOrderNo.optional(),
         attach: attach.optional(),
-        webhookUrl: webhookUrl(config.environment).optional(),
+        webhookUrl: webhookUrl(config).optional(),
       })
       .refine((u) => (u.orderNo === undefined) !== (u.merchantOrderNo === undefined), {
         message: 'give exactly one of orderNo and merchantOrderNo',

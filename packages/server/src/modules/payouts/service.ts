@@ -168,7 +168,7 @@ export class Payouts {
 
   constructor(
     private readonly db: Db,
-    private readonly config: Pick<Config, 'environment' | 'fees'>,
+    private readonly config: Pick<Config, 'environment' | 'webhookAllowPrivate' | 'fees'>,
     private readonly ledger: Ledger,
     private readonly now: () => number = Date.now,
   ) {
@@ -176,7 +176,7 @@ export class Payouts {
       merchantOrderNo,
       currency: z.string(),
       amount: z.string(),
-      webhookUrl: webhookUrl(config.environment),
+      webhookUrl: webhookUrl(config),
       attach: attach.optional(),
       payee: payeeSchema,
     });
@@ -185,7 +185,7 @@ export class Payouts {
         orderNo: orderNoOf('W').optional(),
         merchantOrderNo: merchantOrderNo.optional(),
         attach: attach.optional(),
-        webhookUrl: webhookUrl(config.environment).optional(),
+        webhookUrl: webhookUrl(config).optional(),
       })
       .refine((u) => (u.orderNo === undefined) !== (u.merchantOrderNo === undefined), {
         message: 'give exactly one of orderNo and merchantOrderNo',

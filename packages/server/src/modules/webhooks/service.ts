@@ -192,8 +192,9 @@ export class Webhooks {
       });
       const signer = await this.platformKeys.webhookSigner();
       const body = Buffer.from(event.body);
+      // Signed for the very URL the request goes to (the normalized form stored at create).
       const { headers } = signWebhook(
-        { url: event.webhook_url, body, eventId: event.event_id },
+        { url: destination.url.href, body, eventId: event.event_id },
         { keyid: signer.keyid, key: signer.key, created: Math.floor(now / 1000), nonce },
       );
       result = await send(destination, headers, body, {

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/** A URL that passed the rule, or why it did not. */
+export type HttpUrlResult = { ok: true; url: URL } | { ok: false; reason: string };
+
+/**
+ * Control characters (C0, DEL, C1) and any whitespace, anywhere in the raw input. The WHATWG
+ * parser would silently strip some of them (leading and trailing C0 and spaces, tabs and line
+ * breaks anywhere), so what is stored would differ from what the merchant sent.
+ */
+const CONTROL_OR_WHITESPACE = /[\p{Cc}\s]/u;
+
+/**
+ * The one rule for every URL the platform accepts: parsed with the WHATWG URL parser, no
+ * control characters or whitespace in the raw input, an http(s) scheme (https only when
+ * `httpsOnly`), a host, no credentials and no fragment. The URL to keep is `url.href`, the
+ * normalized form; whoever calls or signs for it uses that same string.
+ */
+export function parseHttpUrl(raw: string, options: { httpsOnly: boolean }): HttpUrlResult {
+  if (CONTROL_OR_WHITESPACE.test(raw)) return { ok: false, reason: 'has control characters or whitespace' };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, reason: 'is not an absolute URL' };
+  }
+  const schemes = options.httpsOnly ? ['https:'] : ['https:', 'http:'];
+  if (!schemes.includes(url.protocol)) {
+    return { ok: false, reason: options.httpsOnly ? 'must be an https URL' : 'must be an http or https URL' };
+  }
+  if (url.hostname === '') return { ok: false, reason: 'has no host' };
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not have credentials' };
+  // `hash` is empty for a bare `#` as well, but the normalized form keeps the `#`.
+  if (url.href.includes('#')) return { ok: false, reason: 'must not have a fragment' };
+  return { ok: true, url };
+}
+
+/**
+ * A zod schema for a URL input under the rule above; its output is the normalized URL.
+ * `refuse` may add a check of its own on the parsed URL (returning why it is refused).
+ */
+export function httpUrl(options: {
+  httpsOnly: boolean;
+  maxLength: number;
+  refuse?: ((url: URL) => string | undefined) | undefined;
+}) {
+  return z
+    .string()
+    .max(options.maxLength, `at most ${options.maxLength} characters`)
+    .transform((raw, context) => {
+      const parsed = parseHttpUrl(raw, options);
+      const reason = parsed.ok ? options.refuse?.(parsed.url) : parsed.reason;
+      if (!parsed.ok || reason !== undefined) {
+        context.addIssue({ code: 'custom', message: reason ?? 'is not a URL' });
+        return z.NEVER;
+      }
+      // Normalizing may lengthen it (percent-encoding); the stored form obeys the limit too.
+      if (parsed.url.href.length > options.maxLength) {
+        context.addIssue({ code: 'custom', message: `at most ${options.maxLength} characters once normalized` });
+        return z.NEVER;
+      }
+      return parsed.url.href;
+    });
+}
