@@ -141,3 +141,19 @@ export const page = (item: Schema): Schema => ({
   required: ['items', 'nextCursor'],
   properties: { items: { type: 'array', items: item }, nextCursor: { type: ['string', 'null'] } },
 });
+
+/** A webhookUrl in create and update requests (the rule: http/url.ts and webhooks/destination.ts). */
+export const webhookUrlInput: Schema = {
+  type: 'string',
+  format: 'uri',
+  maxLength: 2048,
+  description:
+    'Where this order’s webhooks go: an absolute http(s) URL (https only in production) without control characters, whitespace, credentials or fragment, parsed as WHATWG URL does. It is stored normalized (new URL(x).href: lowercase scheme and host, IDN as punycode, default port and dot segments removed, non-ASCII percent-encoded), answered in that form, and that stored URL is what is called and signed (@path, @query). Unless PAYGATE_WEBHOOK_ALLOW_PRIVATE (the sandbox default), it must lead to a global unicast address: an IP literal that is not one (private, loopback, link-local, shared, documentation, benchmarking, multicast, reserved, or an IPv6 form carrying such an IPv4 address: mapped, compatible, NAT64, 6to4, Teredo, ISATAP) and localhost are refused (400 VALIDATION_FAILED, field webhookUrl); a host name is checked on every delivery, against every address it resolves to.',
+};
+
+/** A webhookUrl in order views: the normalized form that was stored. */
+export const webhookUrlOutput: Schema = {
+  type: 'string',
+  format: 'uri',
+  description: 'The normalized URL this order’s webhooks are sent to and signed for',
+};

@@ -7,6 +7,8 @@ import {
   ref,
   type Schema,
   unixMs,
+  webhookUrlInput,
+  webhookUrlOutput,
   writeOperation,
 } from '../../openapi/common.js';
 import { PAYMENT_STATUSES } from './service.js';
@@ -53,7 +55,7 @@ export const paymentSchemas: Record<string, Schema> = {
         required: ['code'],
         properties: { code: { type: 'string', enum: ['PIX', 'BOLETO', 'SPEI', 'CARD', 'SEPA'] } },
       },
-      webhookUrl: { type: 'string', format: 'uri' },
+      webhookUrl: webhookUrlOutput,
       attach: { type: 'string' },
       cashierUrl: { type: 'string', format: 'uri', description: 'Where the payer pays (the sandbox cashier page)' },
       paidAmount: decimal('Amount the payer paid; present once SUCCEEDED'),
@@ -86,12 +88,7 @@ const createPayment: Schema = {
       required: ['code'],
       properties: { code: { type: 'string', description: 'BRL: PIX, BOLETO; MXN: SPEI; USD: CARD; EUR: SEPA' } },
     },
-    webhookUrl: {
-      type: 'string',
-      format: 'uri',
-      maxLength: 2048,
-      description: 'http(s) in the sandbox, https in production; no credentials or fragment',
-    },
+    webhookUrl: webhookUrlInput,
     attach: { type: 'string', maxLength: 1024 },
   },
 };
@@ -145,7 +142,7 @@ export const paymentPaths: Record<string, PathItem> = {
         properties: {
           ...(orderRef.properties as Schema),
           attach: { type: 'string', maxLength: 1024 },
-          webhookUrl: { type: 'string', format: 'uri' },
+          webhookUrl: webhookUrlInput,
         },
       },
       data: ref('Payment'),

@@ -7,6 +7,8 @@ import {
   ref,
   type Schema,
   unixMs,
+  webhookUrlInput,
+  webhookUrlOutput,
   writeOperation,
 } from '../../openapi/common.js';
 import { CHANNEL_STATUSES, PAYOUT_STATUSES } from './service.js';
@@ -73,7 +75,7 @@ export const payoutSchemas: Record<string, Schema> = {
       currency: { type: 'string', enum: CURRENCIES },
       amount: decimal('What the payee receives, major units'),
       fee: decimal('The payout fee from the rate table, fixed at creation; reserved and charged on top of amount'),
-      webhookUrl: { type: 'string', format: 'uri' },
+      webhookUrl: webhookUrlOutput,
       attach: { type: 'string' },
       channelTradeNo: { type: 'string', description: 'Present once the channel reported a final outcome' },
       ...refundFields,
@@ -134,12 +136,7 @@ const createPayout: Schema = {
     },
     currency: { type: 'string', enum: CURRENCIES },
     amount: decimal("Positive, no sign or exponent, at most the currency's minor digits"),
-    webhookUrl: {
-      type: 'string',
-      format: 'uri',
-      maxLength: 2048,
-      description: 'http(s) in the sandbox, https in production; no credentials or fragment',
-    },
+    webhookUrl: webhookUrlInput,
     attach: { type: 'string', maxLength: 1024 },
     payee: ref('Payee'),
   },
@@ -203,7 +200,7 @@ export const payoutPaths: Record<string, PathItem> = {
         properties: {
           ...(orderRef.properties as Schema),
           attach: { type: 'string', maxLength: 1024 },
-          webhookUrl: { type: 'string', format: 'uri' },
+          webhookUrl: webhookUrlInput,
         },
       },
       data: ref('Payout'),

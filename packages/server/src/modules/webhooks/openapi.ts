@@ -102,7 +102,7 @@ const delivery = (summary: string, body: string) => ({
   post: {
     summary,
     description:
-      'Sent to the order’s webhookUrl when it reaches a final state; @path and @query are the URL’s. Every attempt is signed afresh (new created, expires, nonce) with the active platform webhook key, whose keyid selects it among the published keys; the body and eventId never change. Any non-2xx, timeout or connection error is retried on the schedule (PAYGATE_WEBHOOK_RETRY_SCHEDULE; by default 16 attempts over about three days, with jitter; Retry-After on 429/503 is honoured within it). Redirects are not followed. REFUNDED events stop 24 h after they were created.',
+      'Sent to the order’s webhookUrl (the normalized form stored at create or update) when it reaches a final state; @path and @query are that URL’s. Every attempt is signed afresh (new created, expires, nonce) with the active platform webhook key, whose keyid selects it among the published keys; the body and eventId never change. Any non-2xx, timeout or connection error is retried on the schedule (PAYGATE_WEBHOOK_RETRY_SCHEDULE; by default 16 attempts over about three days, with jitter; Retry-After on 429/503 is honoured within it). Redirects are not followed. REFUNDED events stop 24 h after they were created.',
     parameters: DELIVERY_HEADERS,
     requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } },
     responses: { '2xx': { description: 'Processed or durably accepted; anything else is a failed attempt' } },
