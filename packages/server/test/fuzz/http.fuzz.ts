@@ -185,6 +185,9 @@ const targetText = (maxLength: number) => fc.string({ unit: targetChar, maxLengt
 const queryValue = fc.oneof(
   targetText(40).map((text) => text.replace(/[#&]/g, '')),
   fc.string({ maxLength: 30 }).map((text) => encodeURIComponent(text)),
+  fc.string({ unit: 'grapheme', maxLength: 10 }).map((text) => encodeURIComponent(text)),
+  // Raw bytes 0x80..0xff, sent as they are (the request line is written as latin1).
+  fc.string({ unit: fc.integer({ min: 0x80, max: 0xff }).map((code) => String.fromCharCode(code)), maxLength: 6 }),
   fc.constantFrom('', 'P000000000000000001', 'W000000000000000001', 'BRL', 'SUCCEEDED', '0', '-1', '1e9', '100000'),
   fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
 );
@@ -197,6 +200,59 @@ const rawQuery = fc.oneof(
     .map((pairs) => pairs.map(([key, value, withEquals]) => (withEquals ? `${key}=${value}` : key)).join('&')),
   targetText(60).map((text) => text.replace(/#/g, '')),
 );
+
+/** The query parameters each read accepts (only these get past the unknown-parameter check). */
+const READ_PARAMETERS: Record<string, readonly string[]> = {
+  '/api/v1/payments': ['orderNo', 'merchantOrderNo'],
+  '/api/v1/payouts': ['orderNo', 'merchantOrderNo'],
+  '/api/v1/payouts/receipt': ['orderNo', 'merchantOrderNo'],
+  '/api/v1/payments/list': ['status', 'from', 'to', 'pageSize', 'cursor'],
+  '/api/v1/payouts/list': ['status', 'from', 'to', 'pageSize', 'cursor'],
+  '/api/v1/ledger/entries': ['currency', 'from', 'to', 'pageSize', 'cursor'],
+  '/api/v1/events': ['orderNo', 'status', 'from', 'to', 'pageSize', 'cursor'],
+  '/api/v1/balances': ['currency'],
+  '/api/v1/rates': ['currency', 'method'],
+};
+/** Numbers as a query carries them: huge, negative, fractional, exponent, hex, padded. */
+const numberText = fc.oneof(
+  fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String),
+  fc.integer().map(String),
+  fc.double({ noNaN: false }).map(String),
+  fc.constantFrom(
+    '0',
+    '1',
+    '100',
+    '101',
+    '8640000000000000',
+    '8640000000000001',
+    '9223372036854775807',
+    '1e400',
+    '0x10',
+    '%2B5',
+  ),
+);
+/** Cursors: well-formed base64url of "<millis>:<id>" with any digits, and garbage. */
+const cursorText = fc.oneof(
+  fc
+    .tuple(fc.stringMatching(/^-?\d{1,20}$/), fc.stringMatching(/^-?\d{1,22}$/))
+    .map(([time, id]) => Buffer.from(`${time}:${id}`).toString('base64url')),
+  targetText(40).map((text) => text.replace(/[#&]/g, '')),
+);
+/** A query of the path's own parameters, each at most once, with values near their types. */
+const readQuery = (path: string) =>
+  fc
+    .uniqueArray(
+      fc
+        .constantFrom(...(READ_PARAMETERS[path] ?? ['orderNo']))
+        .chain((key) =>
+          fc.tuple(
+            fc.constant(key),
+            key === 'cursor' ? cursorText : ['from', 'to', 'pageSize'].includes(key) ? numberText : queryValue,
+          ),
+        ),
+      { selector: ([key]) => key, maxLength: 4 },
+    )
+    .map((pairs) => pairs.map(([key, value]) => `${key}=${value}`).join('&'));
 
 const anyPath = fc.constantFrom(...READ_PATHS, ...WRITE_PATHS, ...OTHER_PATHS);
 const requestTarget = fc.oneof(
@@ -250,6 +306,8 @@ const HEADER_NAMES = [
 /** Header values: visible ASCII and spaces, plus some that look like the real thing. */
 const headerValue = fc.oneof(
   fc.string({ unit: fc.mapToConstant({ num: 95, build: (v) => String.fromCharCode(0x20 + v) }), maxLength: 80 }),
+  // obs-text: bytes 0x80..0xff (the head is written as latin1).
+  fc.string({ unit: fc.integer({ min: 0x80, max: 0xff }).map((code) => String.fromCharCode(code)), maxLength: 10 }),
   fc.constantFrom(
     'application/json',
     'application/json; charset=utf-8',
@@ -282,6 +340,8 @@ const header = fc.tuple(
 
 const jsonText = fc.oneof(
   fc.jsonValue().map((value) => JSON.stringify(value)),
+  // Any UTF-16 code units, lone surrogates included (JSON.stringify escapes them).
+  fc.jsonValue({ stringUnit: 'binary' }).map((value) => JSON.stringify(value)),
   fc.json(),
   fc.constantFrom('{', '{"a":1,"a":2}', '[]', 'null', '"\\ud800"', '{"__proto__":{"x":1}}', '1e999'),
 );
@@ -299,7 +359,10 @@ function mutateBusiness(base: Record<string, unknown>): fc.Arbitrary<unknown> {
   const keys = Object.keys(base);
   const value = fc.oneof(
     fc.jsonValue(),
+    fc.jsonValue({ stringUnit: 'binary', maxDepth: 2 }),
     fc.string(),
+    fc.string({ unit: 'binary', maxLength: 20 }),
+    fc.string({ unit: 'grapheme', maxLength: 20 }),
     fc.constantFrom('', ' ', '0', '-1', '0.001', '1e3', '99999999999999999999.99', 'NaN', '１２', 'BRL', 'XXX', null),
     fc.double().map(String),
   );
@@ -386,6 +449,8 @@ for (const database of databases()) {
       await platform.close();
     });
 
+    /** Error lines already blamed on a request (each is reported once, with its request). */
+    let attributed = 0;
     const counts = async () => Promise.all(WRITTEN_TABLES.map((table) => count(platform, table)));
 
     /** Runs one property within what is left of the budget; afterwards the platform is healthy. */
@@ -426,13 +491,14 @@ for (const database of databases()) {
     async function assertHealthy() {
       const health = await fetch(`${platform.url}/healthz`);
       assert.equal(health.status, 200);
-      assert.deepEqual(platform.errorLogs(), [], 'the platform logged an error');
+      assert.deepEqual(platform.errorLogs().slice(attributed), [], 'the platform logged an error');
       assert.deepEqual(uncaught, [], 'an exception went uncaught');
     }
 
     /** Sends, then asserts no 5xx, no hang, and that a refused request wrote nothing. */
     async function exchange(label: string, bytes: Buffer, mayWrite: boolean): Promise<number[]> {
       const before = mayWrite ? await counts() : undefined;
+      const logged = platform.errorLogs().length;
       const answer = await sendRaw(platform.url, bytes);
       assert.equal(
         answer.hung,
@@ -445,6 +511,13 @@ for (const database of databases()) {
           `${status} for ${JSON.stringify(bytes.toString('latin1').slice(0, 2000))}\n${answer.text.slice(0, 1000)}`,
         );
       }
+      const errors = platform.errorLogs().slice(logged);
+      attributed = platform.errorLogs().length;
+      assert.deepEqual(
+        errors.map((line) => JSON.stringify(line).slice(0, 1500)),
+        [],
+        `an error was logged for ${JSON.stringify(bytes.toString('latin1').slice(0, 2000))}`,
+      );
       note(`${label} ${answer.statuses.join(',') || 'closed'}`);
       const accepted = answer.statuses.length > 0 && answer.statuses.every((status) => status < 300);
       if (before && !accepted) {
@@ -479,7 +552,12 @@ for (const database of databases()) {
       await check(
         'signed reads',
         runs(250),
-        fc.record({ path: fc.constantFrom(...READ_PATHS), query: rawQuery }),
+        fc.constantFrom(...READ_PATHS).chain((path) =>
+          fc.record({
+            path: fc.constant(path),
+            query: fc.oneof({ weight: 1, arbitrary: rawQuery }, { weight: 2, arbitrary: readQuery(path) }),
+          }),
+        ),
         async ({ path, query }) => {
           const signed = signReadRequest(
             { path, query },
