@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
+import { httpUrl } from './http/url.js';
 import { DEFAULT_FEES, type FeeSchedule, feesJson } from './modules/rates/fees.js';
 
 /** Where the platform runs: keys, access keys and data of one never work in the other. */
@@ -116,7 +117,8 @@ const envSchema = z.object({
   PAYGATE_ENV: z.enum(['sandbox', 'production']).default('sandbox'),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  PAYGATE_PUBLIC_URL: z.url().optional(),
+  // The one URL rule (http/url.ts); the normalized URL is kept.
+  PAYGATE_PUBLIC_URL: httpUrl({ httpsOnly: false, maxLength: 2048 }).optional(),
   PAYGATE_DATA_DIR: z.string().min(1).default('.paygate'),
   DATABASE_URL: z
     .string()

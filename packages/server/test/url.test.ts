@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ConfigError, parseConfig } from '../src/config.js';
 import { parseHttpUrl } from '../src/http/url.js';
 import {
   count,
@@ -114,6 +115,21 @@ describe('the URL rule', () => {
       const again = parseHttpUrl(stored, { httpsOnly: false });
       assert.ok(again.ok && again.url.href === stored, stored);
     }
+  });
+});
+
+describe('PAYGATE_PUBLIC_URL follows the same rule', () => {
+  // An empty variable counts as unset; the length limit is the same but not the point here.
+  const refused = allRefused.filter(([kind, input]) => kind !== 'too long' && input !== '');
+  it(`refuses each of the ${refused.length} refused URLs at start-up`, () => {
+    for (const [kind, input] of refused) {
+      assert.throws(() => parseConfig({ PAYGATE_PUBLIC_URL: input }), ConfigError, `${kind}: ${JSON.stringify(input)}`);
+    }
+  });
+
+  it('keeps the normalized URL, without a trailing slash', () => {
+    const config = parseConfig({ PAYGATE_PUBLIC_URL: 'HTTPS://Pay.Example:443/gate/./' });
+    assert.equal(config.publicUrl, 'https://pay.example/gate');
   });
 });
 
