@@ -15,6 +15,7 @@ import { portalStaticRoutes } from './modules/portal/static.js';
 import { rateRoutes } from './modules/rates/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
 import { eventRoutes, metricsRoutes, publishedKeyRoutes } from './modules/webhooks/routes.js';
+import { observeHttp } from './observability/http.js';
 import type { Services } from './services.js';
 
 export interface AppOptions {
@@ -76,6 +77,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
   app.setErrorHandler(errorHandler);
+  observeHttp(app, services.metrics);
   const lifecycle = options.lifecycle;
   app.addHook('onSend', async (request, reply) => {
     reply.header('Request-Id', request.id);

@@ -1,11 +1,13 @@
 import { ConfigError, parseConfig } from './config.js';
 import { SchemaError } from './db/migrate.js';
 import { writeServerInfo } from './local-state.js';
+import { startTracing } from './observability/tracing.js';
 import { startPlatform } from './platform.js';
 
 /** `npm start`: parse config once, start, and stop gracefully on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
+  const tracing = startTracing('paygate-api');
   const platform = await startPlatform(config);
   writeServerInfo(config, { url: platform.url, pid: process.pid, environment: config.environment });
   platform.app.log.info(
@@ -19,6 +21,7 @@ async function main(): Promise<void> {
     platform.app.log.info({ signal }, 'shutting down');
     try {
       await platform.shutdown();
+      await tracing.shutdown().catch(() => {});
       platform.app.log.info('stopped');
       process.exit(0);
     } catch (error) {

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from './app.js';
 import { type Config, withPort } from './config.js';
 import { openDatabase } from './db/db.js';
+import { traced } from './observability/traced-db.js';
 import { ensureSchema } from './db/migrate.js';
 import { adminToken } from './local-state.js';
 import { createServices, type ServiceOptions, type Services } from './services.js';
@@ -65,6 +66,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
       onConnectionError: (error) =>
         logger.current.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),
     });
+    db = traced(db); // spans per statement (tracing on) and after-commit metrics
     await ensureSchema(db, { migrate: config.autoMigrate, waitMs: config.schemaWaitMs });
     const services = createServices(config, db, options);
     await services.platformKeys.ensure();

@@ -59,7 +59,11 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
   };
   const platformKeys = new PlatformKeys(db, config.environment, sealer, now);
   // The queue gauges read the outbox when scraped, by which time `webhooks` exists.
-  const metrics: Metrics = new Metrics(() => webhooks.queueStats());
+  const nonces = new Nonces(db, now);
+  const metrics: Metrics = new Metrics(() => webhooks.queueStats(), {
+    nonces: () => nonces.count(),
+    pool: () => db.poolStats(),
+  });
   const webhooks: Webhooks = new Webhooks(db, config, platformKeys, now, {
     ...options.webhooks,
     observer: metrics,
@@ -73,7 +77,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     platformKeys,
     merchants: new Merchants(db, config.environment, now),
     payments: new Payments(db, config, paymentHooks, now),
-    nonces: new Nonces(db, now),
+    nonces,
     ledger,
     payouts: new Payouts(db, config, ledger, now),
     balances: new Balances(ledger),

@@ -2,6 +2,7 @@ import { MAX_WIRE_BODY_BYTES, verifyRequest } from '@paygate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { validationFailed } from '../errors.js';
 import type { Merchant } from '../modules/merchants/service.js';
+import { inSpan } from '../observability/tracing.js';
 import type { Services } from '../services.js';
 import { UNAUTHORIZED } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
@@ -68,20 +69,27 @@ export function merchantApiScope(
   const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
     const { path, query } = rawTarget(request);
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const result = await verifyRequest(
-      { method: request.raw.method ?? '', path, query, headers: request.raw.rawHeaders, body },
-      {
-        now: Math.floor(services.now() / 1000),
-        lookupMerchant: (accessKey) => services.merchants.findByAccessKey(accessKey),
-        consumeNonce: (merchant, nonce, expires) => services.nonces.consume(merchant.id, nonce, expires),
-        lookupBodyKey: (keyId) => services.platformKeys.bodyKeyPair(keyId),
-      },
-    );
+    // The span records the outcome and the failing step only: no key, signature or reason text.
+    const result = await inSpan('authenticate', {}, async (span) => {
+      const verified = await verifyRequest(
+        { method: request.raw.method ?? '', path, query, headers: request.raw.rawHeaders, body },
+        {
+          now: Math.floor(services.now() / 1000),
+          lookupMerchant: (accessKey) => services.merchants.findByAccessKey(accessKey),
+          consumeNonce: (merchant, nonce, expires) => services.nonces.consume(merchant.id, nonce, expires),
+          lookupBodyKey: (keyId) => services.platformKeys.bodyKeyPair(keyId),
+        },
+      );
+      if (verified.ok) span.setAttribute('paygate.auth.outcome', 'ok');
+      else span.setAttributes({ 'paygate.auth.outcome': 'refused', 'paygate.auth.step': verified.error.step });
+      return verified;
+    });
     if (!result.ok) {
       const { step, reason, accessKey, signatureBase, tooLarge } = result.error;
       if (tooLarge) {
         return reply.code(413).send({ msg: 'PAYLOAD_TOO_LARGE', message: 'the sealed plaintext exceeds 1 MiB' });
       }
+      services.metrics.authFailure(step);
       request.log.info({ auth: { step, reason, accessKey } }, 'request refused: UNAUTHORIZED');
       if (services.config.environment === 'sandbox') {
         services.db

@@ -1,6 +1,8 @@
 import { parseConfig } from '../config.js';
 import { openDatabase } from '../db/db.js';
 import { ensureSchema } from '../db/migrate.js';
+import { traced } from '../observability/traced-db.js';
+import { startTracing } from '../observability/tracing.js';
 import { createServices } from '../services.js';
 import pino from 'pino';
 import { startDispatcher, workerId } from './dispatcher.js';
@@ -17,7 +19,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     );
   }
   const log = pino({ level: config.logLevel });
-  const db = await openDatabase({
+  const tracing = startTracing('paygate-worker', env);
+  const opened = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
@@ -26,6 +29,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     onConnectionError: (error) =>
       log.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),
   });
+  const db = traced(opened); // spans per statement (tracing on) and after-commit metrics
   await ensureSchema(db, {
     migrate: config.autoMigrate,
     waitMs: config.schemaWaitMs,
@@ -49,6 +53,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     ]);
     if (!finished) log.warn({ worker }, 'shutdown timeout: deliveries still in flight are left to their leases');
     await db.close().catch(() => {});
+    await tracing.shutdown().catch(() => {});
     process.exit(0);
   };
   process.once('SIGINT', () => void shutdown());

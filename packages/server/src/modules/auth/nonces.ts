@@ -82,6 +82,12 @@ export class Nonces {
     }
   }
 
+  /** Rows in the nonce store (metrics; bounded by the request rate times the signature window). */
+  async count(): Promise<number> {
+    const result = await this.db.query<{ n: bigint }>('SELECT count(*)::bigint AS n FROM request_nonces');
+    return Number(result.rows[0]?.n ?? 0);
+  }
+
   /** Deletes nonces whose signatures can no longer verify; returns how many. */
   async purge(): Promise<number> {
     const result = await this.db.query('DELETE FROM request_nonces WHERE expires_at < $1', [

@@ -1,5 +1,8 @@
 import type { Queryable } from '../../db/db.js';
 import { newEventId } from '../../ids.js';
+import { afterCommit } from '../../observability/traced-db.js';
+import { activeTraceparent } from '../../observability/tracing.js';
+import { countFinalOrder } from '../metrics/metrics.js';
 
 export type OrderType = 'PAYMENT' | 'PAYOUT';
 
@@ -29,8 +32,8 @@ export async function writeEvent(tx: Queryable, event: NewEvent, now: Date): Pro
   );
   const inserted = await tx.query<{ event_id: string }>(
     `INSERT INTO events (event_id, merchant_id, order_type, order_no, status, webhook_url, body, created_at, deliver_until,
-                         next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8)
+                         next_attempt_at, traceparent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $10)
      ON CONFLICT (order_type, order_no, status) DO NOTHING
      RETURNING event_id`,
     [
@@ -43,9 +46,15 @@ export async function writeEvent(tx: Queryable, event: NewEvent, now: Date): Pro
       body,
       now,
       event.deliverUntil ?? null,
+      // The trace of the request (or job) moving the order: the delivery attempts join it.
+      activeTraceparent(),
     ],
   );
-  if (inserted.rows[0]) return inserted.rows[0].event_id;
+  if (inserted.rows[0]) {
+    // Every final state (and a payout's REFUNDED) writes exactly one event: count it once durable.
+    afterCommit(tx, () => countFinalOrder(event.orderType, event.status));
+    return inserted.rows[0].event_id;
+  }
   const existing = await tx.query<{ event_id: string }>(
     'SELECT event_id FROM events WHERE order_type = $1 AND order_no = $2 AND status = $3',
     [event.orderType, event.orderNo, event.status],

@@ -2,8 +2,10 @@ import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
+import { afterCommit } from '../../observability/traced-db.js';
 import { keysetPage } from '../../db/paging.js';
 import { CURRENCIES, currencyInfo } from '../catalog/catalog.js';
+import { countLedgerPosting } from '../metrics/metrics.js';
 import type { PaymentRow } from '../payments/service.js';
 import { paymentFee } from '../rates/fees.js';
 
@@ -158,6 +160,7 @@ export class Ledger {
       `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount, created_at) VALUES ${rows.join(', ')}`,
       params,
     );
+    afterCommit(tx, () => countLedgerPosting(posting.kind));
     return { posted: true, transactionId: transaction.id, createdAt: at };
   }
 

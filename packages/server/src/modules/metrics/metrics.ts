@@ -1,5 +1,44 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolStats } from '../../db/db.js';
 import type { DeliveryObserver } from '../webhooks/service.js';
+
+/**
+ * Counters of durable business facts, counted where the fact commits (`afterCommit`) rather than
+ * where a request happens to be: one set per process, registered in every Metrics registry.
+ */
+const ordersFinal = new Counter({
+  name: 'paygate_orders_final_total',
+  help: 'Orders that reached a final state (a REFUNDED payout counts again), by order type and status',
+  labelNames: ['type', 'status'] as const,
+  registers: [],
+});
+const ledgerPostings = new Counter({
+  name: 'paygate_ledger_postings_total',
+  help: 'Ledger transactions posted, by kind',
+  labelNames: ['kind'] as const,
+  registers: [],
+});
+
+/** Counts an order reaching a final state; call once its transaction has committed. */
+export function countFinalOrder(type: string, status: string): void {
+  ordersFinal.inc({ type, status });
+}
+
+/** Counts a ledger posting; call once its transaction has committed. */
+export function countLedgerPosting(kind: string): void {
+  ledgerPostings.inc({ kind });
+}
+
+/** What the scrape-time gauges read, besides the webhook queue. */
+export interface MetricSources {
+  /** Rows in the nonce store (a cheap count). */
+  readonly nonces?: () => Promise<number>;
+  /** The database pool's occupancy; `undefined` for the embedded database. */
+  readonly pool?: () => PoolStats | undefined;
+}
+
+/** Outcome of a call to a payment channel. */
+export type ChannelOutcome = 'ok' | 'error' | 'timeout';
 
 /** The platform's Prometheus metrics, one registry per process (served at /metrics). */
 export class Metrics implements DeliveryObserver {
@@ -17,16 +56,82 @@ export class Metrics implements DeliveryObserver {
     registers: [this.registry],
   });
 
-  constructor(queue: () => Promise<{ pending: number; oldestPendingAgeSeconds: number }>) {
-    // Queue gauges are read from the database when scraped, so every instance reports the shared queue.
-    let last: Promise<{ pending: number; oldestPendingAgeSeconds: number }> | undefined;
-    const read = () => (last ??= queue().finally(() => setTimeout(() => (last = undefined), 0)));
+  private readonly httpRequests = new Counter({
+    name: 'paygate_http_requests_total',
+    help: 'HTTP requests answered, by method, route template (unmatched for none) and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly httpDuration = new Histogram({
+    name: 'paygate_http_request_duration_seconds',
+    help: 'Time from receiving an HTTP request to answering it, by method and route template',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  private readonly authFailures = new Counter({
+    name: 'paygate_auth_failures_total',
+    help: 'Merchant API requests refused as UNAUTHORIZED, by the verification step that refused them',
+    labelNames: ['step'] as const,
+    registers: [this.registry],
+  });
+  private readonly channelCalls = new Counter({
+    name: 'paygate_channel_calls_total',
+    help: 'Calls to payment channels, by channel, operation and outcome (ok, error, timeout)',
+    labelNames: ['channel', 'operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(queue: () => Promise<{ pending: number; oldestPendingAgeSeconds: number }>, sources: MetricSources = {}) {
+    this.registry.registerMetric(ordersFinal);
+    this.registry.registerMetric(ledgerPostings);
+    const { nonces, pool } = sources;
+    if (nonces) {
+      new Gauge({
+        name: 'paygate_auth_nonces',
+        help: 'Rows in the request nonce store (used nonces kept until their signatures expire)',
+        registers: [this.registry],
+        async collect() {
+          try {
+            this.set(await nonces());
+          } catch {
+            // Left at its last value while the database does not answer (see paygate_database_up).
+          }
+        },
+      });
+    }
+    if (pool) {
+      const gauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
+        new Gauge({
+          name,
+          help,
+          registers: [this.registry],
+          collect() {
+            const stats = pool();
+            if (stats) this.set(read(stats));
+          },
+        });
+      gauge('paygate_db_pool_connections', 'Database connections open (idle or in use)', (s) => s.total);
+      gauge('paygate_db_pool_idle_connections', 'Database connections open and idle', (s) => s.idle);
+      gauge('paygate_db_pool_waiting_clients', 'Callers waiting for a database connection', (s) => s.waiting);
+      gauge('paygate_db_pool_max_connections', 'The most database connections the pool opens', (s) => s.max);
+    }
+    // Queue gauges are read from the database when scraped, so every instance reports the shared
+    // queue. A database that does not answer leaves them at their last value and sets
+    // paygate_database_up to 0: the scrape itself still succeeds, so `up` keeps meaning "process up".
+    type Queue = { pending: number; oldestPendingAgeSeconds: number };
+    let last: Promise<Queue | undefined> | undefined;
+    const read = () =>
+      (last ??= queue()
+        .catch(() => undefined)
+        .finally(() => setTimeout(() => (last = undefined), 0)));
     new Gauge({
       name: 'paygate_webhook_queue_depth',
       help: 'Webhook events waiting for delivery',
       registers: [this.registry],
       async collect() {
-        this.set((await read()).pending);
+        const stats = await read();
+        if (stats) this.set(stats.pending);
       },
     });
     new Gauge({
@@ -34,9 +139,34 @@ export class Metrics implements DeliveryObserver {
       help: 'Age of the oldest webhook event still waiting for delivery',
       registers: [this.registry],
       async collect() {
-        this.set((await read()).oldestPendingAgeSeconds);
+        const stats = await read();
+        if (stats) this.set(stats.oldestPendingAgeSeconds);
       },
     });
+    new Gauge({
+      name: 'paygate_database_up',
+      help: 'Whether the database answered the scrape-time queries (1) or not (0)',
+      registers: [this.registry],
+      async collect() {
+        this.set((await read()) ? 1 : 0);
+      },
+    });
+  }
+
+  /** One answered HTTP request; `route` is the route template, never the raw URL. */
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequests.inc({ method, route, status: String(status) });
+    this.httpDuration.observe({ method, route }, seconds);
+  }
+
+  /** A merchant API request refused at verification step `step`. */
+  authFailure(step: string): void {
+    this.authFailures.inc({ step });
+  }
+
+  /** One call to a payment channel (the connector layer; see `channelSpan`). */
+  channelCall(channel: string, operation: string, outcome: ChannelOutcome): void {
+    this.channelCalls.inc({ channel, operation, outcome });
   }
 
   attempt(outcome: 'delivered' | 'retry' | 'failed', latencyMs: number): void {

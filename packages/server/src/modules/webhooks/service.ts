@@ -5,6 +5,13 @@ import type { Db } from '../../db/db.js';
 import { keysetPage } from '../../db/paging.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import { EVENT_ID } from '../../ids.js';
+import {
+  contextOfTraceparent,
+  injectTraceContext,
+  inSpan,
+  SpanKind,
+  SpanStatusCode,
+} from '../../observability/tracing.js';
 import type { PlatformKeys } from '../platform-keys/service.js';
 import { DestinationRefused, type Resolver, resolveDestination } from './destination.js';
 import { type SendResult, send } from './sender.js';
@@ -35,6 +42,8 @@ interface EventRow {
   delivered_at: Date | null;
   last_status_code: number | null;
   last_error: string | null;
+  /** The trace of the request that wrote the event (tracing on), which its attempts join. */
+  traceparent: string | null;
 }
 
 interface AttemptRow {
@@ -181,7 +190,35 @@ export class Webhooks {
       );
       return 'failed';
     }
+    // A span per attempt, a child of the request that wrote the event (when it was traced):
+    // identifiers and outcome only, never the body, the URL or the signature.
+    return inSpan(
+      'webhook attempt',
+      {
+        kind: SpanKind.CLIENT,
+        parent: contextOfTraceparent(event.traceparent),
+        attributes: {
+          'paygate.event.id': event.event_id,
+          'paygate.order.type': event.order_type,
+          'paygate.webhook.attempt': event.attempt_count,
+        },
+      },
+      async (span) => {
+        const outcome = await this.attempt(event, worker, now);
+        span.setAttribute('paygate.webhook.outcome', outcome.outcome);
+        if (outcome.statusCode !== undefined) span.setAttribute('http.response.status_code', outcome.statusCode);
+        if (outcome.outcome !== 'delivered') span.setStatus({ code: SpanStatusCode.ERROR });
+        return outcome.outcome;
+      },
+    );
+  }
 
+  /** Signs and sends the claimed event once, then settles it. */
+  private async attempt(
+    event: ClaimedEvent,
+    worker: string,
+    now: number,
+  ): Promise<{ outcome: AttemptOutcome; statusCode: number | undefined }> {
     const nonce = randomUUID();
     let result: SendResult;
     try {
@@ -197,7 +234,8 @@ export class Webhooks {
         { url: destination.url.href, body, eventId: event.event_id },
         { keyid: signer.keyid, key: signer.key, created: Math.floor(now / 1000), nonce },
       );
-      result = await send(destination, headers, body, {
+      // traceparent is not a signed component: a verifier ignores it, a traced receiver joins the trace.
+      result = await send(destination, injectTraceContext(headers), body, {
         connectTimeoutMs: this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
         totalTimeoutMs: this.options.totalTimeoutMs ?? TOTAL_TIMEOUT_MS,
         excerptBytes: EXCERPT_BYTES,
@@ -209,13 +247,14 @@ export class Webhooks {
     }
 
     const ok = result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300;
-    if (ok) return this.settle(event, worker, 'delivered', undefined, result, nonce);
+    const settled = (outcome: AttemptOutcome) => ({ outcome, statusCode: result.statusCode });
+    if (ok) return settled(await this.settle(event, worker, 'delivered', undefined, result, nonce));
     const budget = event.attempt_budget ?? this.defaultBudget;
     const nextAt = this.now() + this.retryDelay(event.attempt_count, result.retryAfterMs);
     const windowClosed = event.deliver_until !== null && nextAt > event.deliver_until.getTime();
     if (event.attempt_count >= budget || windowClosed)
-      return this.settle(event, worker, 'failed', undefined, result, nonce);
-    return this.settle(event, worker, 'pending', new Date(nextAt), result, nonce);
+      return settled(await this.settle(event, worker, 'failed', undefined, result, nonce));
+    return settled(await this.settle(event, worker, 'pending', new Date(nextAt), result, nonce));
   }
 
   /** Records the attempt and the event's new state, if this worker still holds the lease. */
