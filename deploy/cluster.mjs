@@ -138,11 +138,17 @@ class Proc {
       await sleep(100);
     }
     child.kill('SIGKILL');
-    throw new Error(`${this.name} was not ready within ${timeoutMs} ms: ${this.tail.slice(-20).join('\n')}`);
+    const readyz = this.kind === 'api' ? ` (last /readyz: ${this.lastStatus || 'no answer'})` : '';
+    throw new Error(
+      `${this.name} was not ready within ${timeoutMs} ms${readyz}, log ${join(this.logDir, `${this.name}.log`)}: ${this.tail.slice(-20).join('\n')}`,
+    );
   }
 
   async ready(seenFrom = 0) {
-    if (this.kind === 'api') return (await httpStatus(`${this.url}/readyz`)) === 200;
+    if (this.kind === 'api') {
+      this.lastStatus = await httpStatus(`${this.url}/readyz`, 3000);
+      return this.lastStatus === 200;
+    }
     if (this.kind === 'haproxy') return (await httpStatus(`${this.url}/healthz`)) !== 0;
     return this.tail.slice(seenFrom).some((line) => line.includes('paygate worker started'));
   }
