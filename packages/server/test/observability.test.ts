@@ -319,7 +319,7 @@ describe('alert rules', () => {
   const promtool = spawnSync('promtool', ['--version']).status === 0;
   it(
     'pass promtool check rules and the rule unit tests',
-    { skip: !promtool && 'promtool is not installed' },
+    { skip: !promtool && !process.env.CI && 'promtool is not installed' },
     async () => {
       const rules = `${REPO}deploy/prometheus/alerts.yml`;
       const checked = await execFileAsync('promtool', ['check', 'rules', rules]);
