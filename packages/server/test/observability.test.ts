@@ -26,7 +26,7 @@ import {
   type TestMerchant,
   type TestPlatform,
 } from './harness.js';
-import { headerOf, type Receiver, startReceiver } from './receiver.js';
+import { headerOf, type Receiver, startReceiver, verifyReceived } from './receiver.js';
 
 // Tracing is process-wide: this test process records every span in memory.
 const exporter = new InMemorySpanExporter();
@@ -111,6 +111,8 @@ for (const database of databases()) {
       await receiver.waitFor(1);
       const sent = headerOf(receiver.received[0]!, 'traceparent');
       assert.match(sent ?? '', new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`), 'the webhook carries the trace');
+      const verified = await verifyReceived(receiver.received[0]!, merchant.webhookKeys, platform.services.now());
+      assert.ok(verified.ok, 'the traceparent header does not disturb the signature');
 
       const spans = exporter.getFinishedSpans();
       const named = (predicate: (span: ReadableSpan) => boolean) => spans.filter(predicate);
