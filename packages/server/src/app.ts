@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { errorHandler, success } from './http/errors.js';
+import { clientErrorHandler, headerLimits } from './http/header-limits.js';
 import { merchantApiScope } from './http/merchant-api.js';
 import { ulid } from './ids.js';
 import { adminRoutes } from './modules/admin/routes.js';
@@ -74,9 +75,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     requestIdHeader: false,
     exposeHeadRoutes: false,
     return503OnClosing: true,
+    clientErrorHandler,
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
   app.setErrorHandler(errorHandler);
+  headerLimits(app);
   observeHttp(app, services.metrics);
   const lifecycle = options.lifecycle;
   app.addHook('onSend', async (request, reply) => {

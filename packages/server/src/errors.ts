@@ -9,7 +9,11 @@ export type ErrorCode =
   | 'INSUFFICIENT_BALANCE'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
-  | 'CONFLICT';
+  | 'CONFLICT'
+  /** A malformed HTTP message (a repeated single-valued header, a missing Host). */
+  | 'BAD_REQUEST'
+  /** Too many header lines, or a request head over its size limit (http/header-limits.ts). */
+  | 'REQUEST_HEADER_FIELDS_TOO_LARGE';
 
 /** One problem with one input field. */
 export interface FieldError {

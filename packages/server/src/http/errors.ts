@@ -14,6 +14,8 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  BAD_REQUEST: 400,
+  REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
 };
 
 /** `{"msg": "SUCCESS", "data": …}`. */
