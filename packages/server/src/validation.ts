@@ -58,8 +58,8 @@ export type OrderRef =
 
 /**
  * Parses a raw query string against the endpoint's public parameters: every name must be listed,
- * none may repeat; empty values count as absent. Values are never echoed in errors (they are
- * not logged either).
+ * none may repeat, none may be empty (`?a=` and `?a` are refused, not read as absent). Values
+ * are never echoed in errors (they are not logged either).
  */
 export function parseQuery(rawQuery: string | undefined, allowed: readonly string[]): Record<string, string> {
   const values: Record<string, string> = {};
@@ -69,29 +69,69 @@ export function parseQuery(rawQuery: string | undefined, allowed: readonly strin
   for (const [name, value] of new URLSearchParams(rawQuery)) {
     if (!allowed.includes(name)) errors.push({ field: name, message: 'is not a query parameter of this endpoint' });
     else if (seen.has(name)) errors.push({ field: name, message: 'is repeated' });
+    else if (value === '') errors.push({ field: name, message: 'is empty' });
     seen.add(name);
-    if (value !== '') values[name] = value;
+    values[name] = value;
   }
   if (errors.length > 0) throw validationFailed(errors);
   return values;
 }
 
-/** Query parameters shared by the list endpoints. */
+/** The latest instant time filters and cursors may name: 9999-12-31T23:59:59.999Z. */
+export const MAX_UNIX_MS = 253_402_300_799_999;
+/** The largest row id (PostgreSQL bigint). */
+const MAX_ROW_ID = 2n ** 63n - 1n;
+
+/** A Unix time in milliseconds as a query parameter: plain decimal digits, 0 to year 9999. */
+export const unixMsParam = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,14})$/, 'a Unix time in milliseconds (decimal digits)')
+  .transform(Number)
+  .refine((ms) => ms <= MAX_UNIX_MS, `at most ${MAX_UNIX_MS} (the end of year 9999)`);
+
+/** A page size as a query parameter: plain decimal digits, 1 to 100 (default 20). */
+export const pageSizeParam = z
+  .string()
+  .regex(/^[1-9][0-9]{0,2}$/, 'an integer from 1 to 100')
+  .transform(Number)
+  .refine((size) => size <= 100, 'an integer from 1 to 100')
+  .default(20);
+
+/** Query parameters shared by the list endpoints (values as `parseQuery` returns them). */
 export const listQuery = z.object({
-  status: z.string().optional(),
-  from: z.coerce.number().int().nonnegative().optional(),
-  to: z.coerce.number().int().nonnegative().optional(),
-  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+  status: z.string().max(20).optional(),
+  from: unixMsParam.optional(),
+  to: unixMsParam.optional(),
+  pageSize: pageSizeParam,
   cursor: z.string().max(200).optional(),
 });
+
+/** `to` before `from` is refused rather than read as an empty range. */
+export function checkTimeRange(range: { from?: number | undefined; to?: number | undefined }): void {
+  if (range.from !== undefined && range.to !== undefined && range.to < range.from) {
+    throw validationFailed([{ field: 'to', message: 'is before from' }]);
+  }
+}
 
 /** Opaque list cursor: the position after the last row of a page (created_at, id). */
 export function encodeCursor(createdAt: Date, id: bigint): string {
   return Buffer.from(`${createdAt.getTime()}:${id}`).toString('base64url');
 }
 
+/**
+ * The position a cursor names. Only what `encodeCursor` produces is accepted: unpadded base64url
+ * that re-encodes to itself, a time of 0 to MAX_UNIX_MS and a row id of 1 to 2^63-1, both in
+ * plain digits; anything else (tampered, truncated, from elsewhere) is VALIDATION_FAILED.
+ */
 export function decodeCursor(cursor: string): { createdAt: Date; id: bigint } {
-  const match = /^(\d{1,15}):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw validationFailed([{ field: 'cursor', message: 'not a cursor from a previous page' }]);
-  return { createdAt: new Date(Number(match[1])), id: BigInt(match[2] as string) };
+  const refused = () => validationFailed([{ field: 'cursor', message: 'not a cursor from a previous page' }]);
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw refused();
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.toString('base64url') !== cursor) throw refused();
+  const match = /^(0|[1-9][0-9]{0,14}):([1-9][0-9]{0,18})$/.exec(bytes.toString('latin1'));
+  if (!match) throw refused();
+  const ms = Number(match[1]);
+  const id = BigInt(match[2] as string);
+  if (ms > MAX_UNIX_MS || id > MAX_ROW_ID) throw refused();
+  return { createdAt: new Date(ms), id };
 }

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from '../validation.js';
+import { checkTimeRange, decodeCursor, encodeCursor } from '../validation.js';
 import type { Queryable } from './db.js';
 
 /** A page of rows, newest first, and the cursor of the next page (`null` on the last). */
@@ -30,6 +30,9 @@ export async function keysetPage<R extends { created_at: Date; id: bigint }>(
   db: Queryable,
   query: PageQuery,
 ): Promise<Page<R>> {
+  // Every filter is checked before any SQL: a bad one is VALIDATION_FAILED, never a database error.
+  checkTimeRange(query);
+  const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   const alias = query.alias ?? '';
   const where: string[] = [];
   const params: unknown[] = [];
@@ -46,8 +49,7 @@ export async function keysetPage<R extends { created_at: Date; id: bigint }>(
   }
   if (query.from !== undefined) add(`${alias}created_at >= ?`, new Date(query.from));
   if (query.to !== undefined) add(`${alias}created_at <= ?`, new Date(query.to));
-  if (query.cursor !== undefined) {
-    const cursor = decodeCursor(query.cursor);
+  if (cursor !== undefined) {
     add(`(${alias}created_at, ${alias}id) < (?, ?)`, cursor.createdAt, cursor.id);
   }
   params.push(query.pageSize + 1);

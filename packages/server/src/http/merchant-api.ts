@@ -6,6 +6,7 @@ import { inSpan } from '../observability/tracing.js';
 import type { Services } from '../services.js';
 import { UNAUTHORIZED } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
+import { parseStrictJson } from './strict-json.js';
 
 /** What authentication established about a request. */
 export interface Authenticated {
@@ -33,14 +34,18 @@ export function merchantOf(request: FastifyRequest): Merchant {
   return request.authenticated.merchant;
 }
 
-/** The decrypted business JSON of a write request, parsed; a non-object is VALIDATION_FAILED. */
+/**
+ * The decrypted business JSON of a write request, parsed strictly (a member name given twice is
+ * VALIDATION_FAILED naming it); a non-object is VALIDATION_FAILED.
+ */
 export function businessBody(request: FastifyRequest): Record<string, unknown> {
   const plaintext = request.authenticated?.plaintext;
   if (!plaintext) throw new Error('businessBody called on a request without a sealed body');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(plaintext.toString('utf8'));
-  } catch {
+    parsed = parseStrictJson(plaintext.toString('utf8'));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     throw validationFailed([{ field: 'body', message: 'the decrypted body is not JSON' }]);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {

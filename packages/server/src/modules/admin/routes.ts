@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { success } from '../../http/errors.js';
 import type { Services } from '../../services.js';
-import { parseInput } from '../../validation.js';
+import { rawTarget } from '../../http/merchant-api.js';
+import { strictJsonBodies } from '../../http/strict-json.js';
+import { parseInput, parseQuery } from '../../validation.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
@@ -34,6 +36,11 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
     if (!tokenMatches(request.headers.authorization, adminToken)) {
       return reply.code(401).send({ msg: 'UNAUTHORIZED' });
     }
+  });
+  strictJsonBodies(admin);
+  // No operator endpoint takes query parameters: any is refused rather than ignored.
+  admin.addHook('preHandler', async (request) => {
+    parseQuery(rawTarget(request).query, []);
   });
 
   const merchantInput = z.object({ name: z.string(), publicKey: z.string() });

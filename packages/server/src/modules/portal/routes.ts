@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { DomainError } from '../../errors.js';
 import { errorHandler, success } from '../../http/errors.js';
 import type { Services } from '../../services.js';
-import { parseInput } from '../../validation.js';
+import { rawTarget } from '../../http/merchant-api.js';
+import { strictJsonBodies } from '../../http/strict-json.js';
+import { checkTimeRange, listQuery, merchantOrderNo, parseInput, parseQuery } from '../../validation.js';
 import { MAX_ACTIVE_KEYS } from '../merchants/service.js';
 import { type PortalSession, sameToken } from './service.js';
 import { readCookie, sessionCookie } from './cookies.js';
@@ -65,27 +67,17 @@ function checkOrigin(request: FastifyRequest, publicUrl: string): void {
   }
 }
 
-const optionalText = (max: number) =>
-  z.preprocess((v) => (v === '' ? undefined : v), z.string().trim().min(1).max(max).optional());
-const optionalTime = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().nonnegative().optional());
-const pageSize = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(100).default(20));
+// List filters are the merchant API's (parseQuery: unknown, repeated and empty parameters are
+// refused); the order number box takes a platform or merchant order number.
+const orderListQuery = listQuery.extend({ orderNo: z.string().trim().pipe(merchantOrderNo).optional() });
+const ORDER_LIST_PARAMETERS = ['status', 'from', 'to', 'orderNo', 'pageSize', 'cursor'];
 
-const orderListQuery = z.object({
-  status: optionalText(20),
-  from: optionalTime,
-  to: optionalTime,
-  orderNo: optionalText(64),
-  pageSize,
-  cursor: optionalText(200),
-});
+const ledgerQuery = listQuery.omit({ status: true }).extend({ currency: z.string().max(3).optional() });
+const LEDGER_PARAMETERS = ['currency', 'from', 'to', 'pageSize', 'cursor'];
+const EXPORT_PARAMETERS = ['currency', 'from', 'to'];
 
-const ledgerQuery = z.object({
-  currency: optionalText(3),
-  from: optionalTime,
-  to: optionalTime,
-  pageSize,
-  cursor: optionalText(200),
-});
+/** The request's query parameters, checked against `allowed`. */
+const queryOf = (request: FastifyRequest, allowed: readonly string[]) => parseQuery(rawTarget(request).query, allowed);
 
 const orderParam = z.object({ orderNo: z.string().max(64) });
 
@@ -123,6 +115,7 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
 
   api.decorateRequest('portalSession', null);
   api.setErrorHandler(portalErrorHandler);
+  strictJsonBodies(api);
   api.setNotFoundHandler(async (_request, reply) =>
     reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such endpoint' }),
   );
@@ -225,8 +218,9 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
 
     auth.get('/payments', async (request) => {
       const merchantId = sessionOf(request).merchant.id;
-      const q = parseInput(orderListQuery, request.query);
+      const q = parseInput(orderListQuery, queryOf(request, ORDER_LIST_PARAMETERS));
       if (q.orderNo !== undefined) {
+        checkTimeRange(q);
         const ref = refFromText(q.orderNo, 'PAYMENT');
         return success(await single(() => services.payments.get(merchantId, ref), q));
       }
@@ -239,8 +233,9 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
 
     auth.get('/payouts', async (request) => {
       const merchantId = sessionOf(request).merchant.id;
-      const q = parseInput(orderListQuery, request.query);
+      const q = parseInput(orderListQuery, queryOf(request, ORDER_LIST_PARAMETERS));
       if (q.orderNo !== undefined) {
+        checkTimeRange(q);
         const ref = refFromText(q.orderNo, 'PAYOUT');
         return success(await single(() => services.payouts.get(merchantId, ref), q));
       }
@@ -252,14 +247,17 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
     });
 
     // Money.
-    auth.get('/balances', async (request) => success(await services.balances.list(sessionOf(request).merchant.id)));
+    auth.get('/balances', async (request) => {
+      queryOf(request, []);
+      return success(await services.balances.list(sessionOf(request).merchant.id));
+    });
     auth.get('/ledger', async (request) => {
-      const q = parseInput(ledgerQuery, request.query);
+      const q = parseInput(ledgerQuery, queryOf(request, LEDGER_PARAMETERS));
       return success(await services.ledger.entries(sessionOf(request).merchant.id, q));
     });
     auth.get('/ledger/export.csv', async (request, reply) => {
       const merchantId = sessionOf(request).merchant.id;
-      const q = parseInput(ledgerQuery.omit({ pageSize: true, cursor: true }), request.query);
+      const q = parseInput(ledgerQuery.omit({ pageSize: true, cursor: true }), queryOf(request, EXPORT_PARAMETERS));
       let csv = csvRow([
         'entryId',
         'createdAt',
@@ -301,6 +299,7 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
     // Sandbox integration help: the merchant's recent 401s with the signature base we built.
     auth.get('/rejected-requests', async (request) => {
       if (config.environment !== 'sandbox') throw new DomainError('NOT_FOUND', 'only in the sandbox');
+      queryOf(request, []);
       return success(await portal.rejectedRequests(sessionOf(request).merchant.id));
     });
 

@@ -5,7 +5,13 @@ import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js'
 import type { Services } from '../../services.js';
 import { listQuery, parseInput, parseQuery } from '../../validation.js';
 
-const eventsQuery = listQuery.extend({ orderNo: z.string().max(64).optional() });
+const eventsQuery = listQuery.extend({
+  // Events carry the platform's order number (P… or W…).
+  orderNo: z
+    .string()
+    .regex(/^[PW][0-9]{18}$/, 'a payment or payout order number')
+    .optional(),
+});
 
 /** Merchant endpoints over the merchant's webhook events (signed like every request). */
 export function eventRoutes(api: FastifyInstance, { webhooks }: Services): void {
