@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { PaygateError } from '../errors.js';
 import { CliError, DEFAULT_URL } from './config.js';
+import { reportFailure, takeDebugFlag } from './failure.js';
 import { keygen } from './keygen.js';
 import { listen } from './listen.js';
 import { request } from './request.js';
@@ -21,6 +21,8 @@ const USAGE = `paygate-merchant: the Paygate merchant command line
         lines (optionally after the request line, as listen --save writes them) or a JSON object
   paygate-merchant listen [--port N] [--host H] [--save DIR]
         a local receiver (default 127.0.0.1:4000) that verifies and pretty-prints every webhook
+
+A mistake is one line on stderr and a non-zero exit; --debug (anywhere) adds the trace.
 
 Configuration: each flag wins over its environment variable, which wins over the onboarding file.
   --url URL                  PAYGATE_URL              platform base URL (default ${DEFAULT_URL})
@@ -124,28 +126,17 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       return -1;
     }
     default:
-      throw new CliError(`unknown command: ${command}\n\n${USAGE}`, 2);
+      throw new CliError(`unknown command: ${command}; paygate-merchant --help lists the commands`, 2);
   }
 }
 
-run(process.argv.slice(2)).then(
+const { argv, debug } = takeDebugFlag(process.argv.slice(2));
+run(argv).then(
   (code) => {
     // -1: a server that keeps running.
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof CliError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = error.exitCode;
-    } else if (error instanceof PaygateError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = 1;
-    } else if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`${error.message}\n\n${USAGE}\n`);
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-      process.exitCode = 1;
-    }
+    process.exitCode = reportFailure(error, debug);
   },
 );

@@ -12,8 +12,15 @@ const argsSchema = z.object({
 
 function readBody(json: string | undefined): unknown {
   if (json === undefined) throw new CliError('a POST needs a body: --json \'{"…": …}\' (or @FILE, or - for stdin)', 2);
-  const text =
-    json === '-' ? readFileSync(0, 'utf8') : json.startsWith('@') ? readFileSync(json.slice(1), 'utf8') : json;
+  let text = json;
+  if (json === '-' || json.startsWith('@')) {
+    const file = json === '-' ? 'stdin' : json.slice(1);
+    try {
+      text = readFileSync(json === '-' ? 0 : file, 'utf8');
+    } catch (error) {
+      throw new CliError(`cannot read the --json body from ${file}: ${(error as Error).message}`);
+    }
+  }
   try {
     return JSON.parse(text);
   } catch (error) {
