@@ -9,8 +9,9 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode = 1,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -34,7 +35,7 @@ function readText(file: string, what: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (error) {
-    throw new CliError(`cannot read ${what} ${file}: ${(error as Error).message}`);
+    throw new CliError(`cannot read ${what} ${file}: ${(error as Error).message}`, 1, { cause: error });
   }
 }
 

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, parseConfig } from '../config.js';
+import { parseConfig } from '../config.js';
 import { adminToken, readServerInfo } from '../local-state.js';
+import { CliError, reportFailure, takeDebugFlag } from './failure.js';
 
 const USAGE = `paygate: the Paygate operator command line (talks to the running server)
 
@@ -24,20 +25,18 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate user list --access-key AK [--json]          the merchant's portal users
 
 The server is found through PAYGATE_URL, or <PAYGATE_DATA_DIR>/server.json written at start-up,
-or http://HOST:PORT; the token through PAYGATE_ADMIN_TOKEN or <PAYGATE_DATA_DIR>/admin.token.`;
-
-/** A command-line failure: printed to stderr, exit code 1 (2 for usage). */
-class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
+or http://HOST:PORT; the token through PAYGATE_ADMIN_TOKEN or <PAYGATE_DATA_DIR>/admin.token.
+A mistake is one line on stderr and a non-zero exit; --debug (anywhere) adds the trace.`;
 
 function readKey(value: string): string {
-  return value.startsWith('@') ? readFileSync(value.slice(1), 'utf8') : value;
+  if (!value.startsWith('@')) return value;
+  try {
+    return readFileSync(value.slice(1), 'utf8');
+  } catch (error) {
+    throw new CliError(`cannot read the public key file ${value.slice(1)}: ${(error as Error).message}`, 1, {
+      cause: error,
+    });
+  }
 }
 
 interface Operator {
@@ -61,8 +60,10 @@ function operator(env: NodeJS.ProcessEnv): Operator {
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
           signal: AbortSignal.timeout(15_000),
         });
-      } catch {
-        throw new CliError(`cannot reach the Paygate server at ${url}: is it running (npm start)?`);
+      } catch (error) {
+        throw new CliError(`cannot reach the Paygate server at ${url}: is it running (npm start)?`, 1, {
+          cause: error,
+        });
       }
       const payload = (await response.json().catch(() => ({}))) as {
         msg?: string;
@@ -90,7 +91,8 @@ function print(value: unknown, json: boolean): void {
 
 function required(values: Record<string, string | boolean | undefined>, name: string): string {
   const value = values[name];
-  if (typeof value !== 'string' || value === '') throw new CliError(`--${name} is required\n\n${USAGE}`, 2);
+  if (typeof value !== 'string' || value === '')
+    throw new CliError(`--${name} is required; paygate --help shows the usage`, 2);
   return value;
 }
 
@@ -196,19 +198,11 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     case 'user list':
       return print(await api.call('GET', `/merchants/${key('access-key')}/users`), json);
     default:
-      throw new CliError(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`, 2);
+      throw new CliError(`unknown command: ${positionals.join(' ')}; paygate --help lists the commands`, 2);
   }
 }
 
-run(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof CliError || error instanceof ConfigError) {
-    process.stderr.write(`${error.message}\n`);
-    process.exit(error instanceof CliError ? error.exitCode : 1);
-  }
-  if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`${error.message}\n\n${USAGE}\n`);
-    process.exit(2);
-  }
-  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
+const { argv, debug } = takeDebugFlag(process.argv.slice(2));
+run(argv).catch((error: unknown) => {
+  process.exit(reportFailure(error, debug));
 });

@@ -1,4 +1,4 @@
-import { parseConfig } from '../config.js';
+import { ConfigError, parseConfig } from '../config.js';
 import { openDatabase } from '../db/db.js';
 import { ensureSchema } from '../db/migrate.js';
 import { traced } from '../observability/traced-db.js';
@@ -14,7 +14,7 @@ import { startDispatcher, workerId } from './dispatcher.js';
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = parseConfig(env);
   if (!config.databaseUrl) {
-    throw new Error(
+    throw new ConfigError(
       'paygate worker needs DATABASE_URL: the embedded database belongs to the server process, which runs its own dispatcher',
     );
   }
