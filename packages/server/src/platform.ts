@@ -33,6 +33,8 @@ export interface Platform {
 export interface PlatformOptions extends ServiceOptions {
   readonly logger?: AppOptions['logger'];
   readonly sweepIntervalMs?: number;
+  /** The embedded database only: start from this dump instead of an empty database (tests). */
+  readonly loadDataDir?: Blob;
 }
 
 /**
@@ -63,6 +65,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
       poolSize: config.databasePoolSize,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
+      ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       onConnectionError: (error) =>
         logger.current.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),
     });

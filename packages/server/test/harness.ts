@@ -17,6 +17,7 @@ import { type Config, parseConfig } from '../src/config.js';
 import { onboardingView } from '../src/modules/admin/routes.js';
 import { type Platform, startPlatform } from '../src/platform.js';
 import type { ServiceOptions } from '../src/services.js';
+import { embeddedTemplate, postgresTemplate } from './templates.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -25,14 +26,18 @@ export function databases(): DatabaseKind[] {
   return process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 }
 
-/** A fresh, empty PostgreSQL database on the TEST_DATABASE_URL server; dropped by `drop()`. */
+/**
+ * A fresh PostgreSQL database on the TEST_DATABASE_URL server, already migrated (copied from a
+ * template migrated once: see templates.ts); dropped by `drop()`.
+ */
 export async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) throw new Error('TEST_DATABASE_URL is not set');
+  const template = await postgresTemplate(base);
   const name = `paygate_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
   await admin.end();
   const url = new URL(base);
   url.pathname = `/${name}`;
@@ -117,8 +122,11 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     },
   );
   const errors = errorLogCapture();
+  // The embedded database starts from a migrated dump (templates.ts) instead of migrating.
+  const loadDataDir = databaseUrl ? undefined : await embeddedTemplate();
   const platform = await startPlatform(config, {
     ...options,
+    ...(loadDataDir ? { loadDataDir } : {}),
     now,
     masterKey: TEST_MASTER_KEY,
     logger: { level: 'error', stream: errors.stream },

@@ -229,6 +229,10 @@ class PgliteDb implements Db {
   poolStats(): undefined {
     return undefined;
   }
+
+  dump(): Promise<Blob> {
+    return this.pglite.dumpDataDir('none') as Promise<Blob>;
+  }
 }
 
 /** How the platform talks to PostgreSQL; the defaults suit a server on the same network. */
@@ -245,6 +249,8 @@ export interface DatabaseOptions {
    * Without a listener such an error would end the process.
    */
   onConnectionError?: (error: Error) => void;
+  /** The embedded database only: start from this data directory dump (see {@link dumpEmbedded}). */
+  loadDataDir?: Blob;
 }
 
 /** Opens PostgreSQL at `databaseUrl`, or the embedded database under `dataDir` (`memory://` for none). */
@@ -279,9 +285,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   }
   const location = options.dataDir === 'memory://' ? undefined : `${options.dataDir}/pgdata`;
   if (location) mkdirSync(location, { recursive: true });
-  const pglite = new PGlite({ ...(location ? { dataDir: location } : {}), parsers: { 20: parseInt8 } });
+  const pglite = new PGlite({
+    ...(location ? { dataDir: location } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    parsers: { 20: parseInt8 },
+  });
   await pglite.waitReady;
   return new PgliteDb(pglite);
+}
+
+/**
+ * A dump of an embedded database's data directory, which `openDatabase({ loadDataDir })` starts
+ * from: how tests migrate once and clone per platform instead of migrating every time.
+ */
+export async function dumpEmbedded(db: Db): Promise<Blob> {
+  if (!(db instanceof PgliteDb)) throw new Error('only the embedded database can be dumped');
+  return db.dump();
 }
 
 /** SQLSTATE of a database error, for branching on the database's own codes. */
