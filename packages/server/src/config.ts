@@ -47,6 +47,8 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   /** Whether to run the webhook dispatcher and sweepers inside the server process. */
   readonly runWorkers: boolean;
+  /** `npx paygate worker` serves `/metrics` and `/healthz` on this port (on HOST) when set. */
+  readonly workerMetricsPort: number | undefined;
   /** The rate table: pay-in fees per currency and method, payout fees per currency (`PAYGATE_FEES`). */
   readonly fees: FeeSchedule;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -137,6 +139,7 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
   PAYGATE_WORKERS: bool.default(true),
+  PAYGATE_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   PAYGATE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
   PAYGATE_FEES: feesJson.optional(),
   PAYGATE_RATE_LIMIT: z.coerce.number().int().min(0).default(500),
@@ -187,6 +190,7 @@ export function parseConfig(
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
     paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
     runWorkers: e.PAYGATE_WORKERS,
+    workerMetricsPort: e.PAYGATE_WORKER_METRICS_PORT,
     webhookConcurrency: e.PAYGATE_WEBHOOK_CONCURRENCY,
     fees: e.PAYGATE_FEES ?? DEFAULT_FEES,
     rateLimitPerSecond: e.PAYGATE_RATE_LIMIT,

@@ -6,10 +6,15 @@ import { startTracing } from '../observability/tracing.js';
 import { createServices } from '../services.js';
 import pino from 'pino';
 import { startDispatcher, workerId } from './dispatcher.js';
+import { serveWorkerMetrics } from './metrics-server.js';
+import { startSweeper } from './sweeper.js';
 
 /**
- * `npx paygate worker`: the webhook dispatcher as its own process, against the same PostgreSQL
- * as the servers (any number of workers; each event is claimed by one at a time).
+ * `npx paygate worker`: the background work as its own process, against the same PostgreSQL as
+ * the servers (any number of workers): the webhook dispatcher (each event claimed by one worker
+ * at a time) and the sweeper (expiring payments, purging spent nonces; rows taken with SKIP
+ * LOCKED, so workers share it). With `PAYGATE_WORKER_METRICS_PORT` it serves `/metrics` and
+ * `/healthz` for Prometheus.
  */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = parseConfig(env);
@@ -38,8 +43,17 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   const services = createServices(config, db);
   const worker = workerId();
   const concurrency = config.webhookConcurrency;
-  const stop = startDispatcher(services.webhooks, log, { concurrency, worker });
-  log.info({ worker, concurrency }, 'paygate worker started');
+  const stopDispatcher = startDispatcher(services.webhooks, log, { concurrency, worker });
+  const stopSweeper = startSweeper(services, log);
+  const metricsServer =
+    config.workerMetricsPort === undefined
+      ? undefined
+      : await serveWorkerMetrics(services.metrics, config.host, config.workerMetricsPort);
+  const stop = async () => {
+    await metricsServer?.close();
+    await Promise.all([stopDispatcher(), stopSweeper()]);
+  };
+  log.info({ worker, concurrency, metricsPort: config.workerMetricsPort }, 'paygate worker started');
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
