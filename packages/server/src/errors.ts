@@ -13,7 +13,8 @@ export type ErrorCode =
   /** A malformed HTTP message (a repeated single-valued header, a missing Host). */
   | 'BAD_REQUEST'
   /** Too many header lines, or a request head over its size limit (http/header-limits.ts). */
-  | 'REQUEST_HEADER_FIELDS_TOO_LARGE';
+  | 'REQUEST_HEADER_FIELDS_TOO_LARGE'
+  | 'NOT_IMPLEMENTED';
 
 /** One problem with one input field. */
 export interface FieldError {

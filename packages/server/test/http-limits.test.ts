@@ -284,6 +284,26 @@ describe(`HTTP header limits (${database})`, () => {
       }
     }
 
+    for (const coding of ['gzip, chunked', 'deflate,chunked', 'br, chunked']) {
+      for (const target of ['/portal/api/session', '/api/v1/payments']) {
+        it(`answers Transfer-Encoding: ${coding} on ${target} with 501 NOT_IMPLEMENTED`, async () => {
+          const response = await send(
+            head(
+              'POST',
+              target,
+              [
+                ['Host', host],
+                ['Content-Type', 'application/json'],
+                ['Transfer-Encoding', coding],
+              ],
+              '2\r\n{}\r\n0\r\n\r\n',
+            ),
+          );
+          assertJson(response, 501, 'NOT_IMPLEMENTED');
+        });
+      }
+    }
+
     it('answers bytes that are not HTTP with 400 in the JSON shape', async () => {
       assertJson(await send('NOT HTTP AT ALL\r\n\r\n'), 400, 'BAD_REQUEST');
     });

@@ -16,6 +16,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   RATE_LIMITED: 429,
   BAD_REQUEST: 400,
   REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
+  NOT_IMPLEMENTED: 501,
 };
 
 /** `{"msg": "SUCCESS", "data": …}`. */

@@ -107,6 +107,15 @@ export function headerLimits(app: FastifyInstance): void {
       throw new DomainError('BAD_REQUEST', reason);
     }
 
+    // RFC 9112 §6.1: a transfer coding the server does not understand is a 501. Node decodes
+    // `chunked` only; anything before it (`gzip, chunked`) would reach us still encoded.
+    const coding = request.headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+      request.log.info({ header: { transferEncoding: coding } }, 'request refused: NOT_IMPLEMENTED');
+      reply.header('connection', 'close');
+      throw new DomainError('NOT_IMPLEMENTED', 'only the chunked transfer coding is supported');
+    }
+
     const merchantApi = underMerchantApi(request);
     for (const name of SINGLE_VALUED) {
       if ((counts.get(name) ?? 0) < 2) continue;
