@@ -148,6 +148,14 @@ export interface PaymentsApi {
   query(ref: OrderRef, options?: RequestOptions): Promise<Payment>;
   /** Lists payments, newest first. */
   list(query?: ListOrdersQuery<PaymentStatus>, options?: RequestOptions): Promise<Page<Payment>>;
+  /**
+   * Every payment the filters select, newest first: fetches page after page (following
+   * `nextCursor`) as the loop consumes them. `for await (const p of paygate.payments.iterate({ status: 'SUCCEEDED' }))`.
+   */
+  iterate(
+    query?: IterateQuery<ListOrdersQuery<PaymentStatus>>,
+    options?: RequestOptions,
+  ): AsyncIterableIterator<Payment>;
   /** PENDING → CANCELED (a CANCELED webhook follows). Canceling a CANCELED order returns it unchanged. */
   cancel(ref: OrderRef, options?: RequestOptions): Promise<Payment>;
   /** Changes attach and/or webhookUrl while the payment is not final. */
@@ -166,6 +174,8 @@ export interface PayoutsApi {
   query(ref: OrderRef, options?: RequestOptions): Promise<Payout>;
   /** Lists payouts, newest first. */
   list(query?: ListOrdersQuery<PayoutStatus>, options?: RequestOptions): Promise<Page<Payout>>;
+  /** Every payout the filters select, newest first, page after page (see {@link PaymentsApi.iterate}). */
+  iterate(query?: IterateQuery<ListOrdersQuery<PayoutStatus>>, options?: RequestOptions): AsyncIterableIterator<Payout>;
   /** The payout receipt: payee details, amounts, fee and times. */
   receipt(ref: OrderRef, options?: RequestOptions): Promise<PayoutReceipt>;
 }
@@ -174,6 +184,8 @@ export interface PayoutsApi {
 export interface EventsApi {
   /** Lists events, newest first; filtered by `orderNo` each carries its attempt log. */
   list(query?: ListEventsQuery, options?: RequestOptions): Promise<Page<EventDelivery>>;
+  /** Every event the filters select, newest first, page after page (see {@link PaymentsApi.iterate}). */
+  iterate(query?: IterateQuery<ListEventsQuery>, options?: RequestOptions): AsyncIterableIterator<EventDelivery>;
   /** Delivers an event once more: same eventId and body, fresh signature. */
   resend(eventId: string, options?: RequestOptions): Promise<EventDelivery>;
 }
@@ -192,6 +204,34 @@ export interface SandboxApi {
 export interface LedgerApi {
   /** Postings on the merchant's accounts, newest first. */
   entries(query?: LedgerEntriesQuery, options?: RequestOptions): Promise<Page<LedgerEntry>>;
+  /** Every entry the filters select, newest first, page after page (see {@link PaymentsApi.iterate}). */
+  iterateEntries(
+    query?: IterateQuery<LedgerEntriesQuery>,
+    options?: RequestOptions,
+  ): AsyncIterableIterator<LedgerEntry>;
+}
+
+/**
+ * The filters of an auto-paginating iterator: those of the list endpoint, without `cursor`
+ * (the iterator follows the cursors itself); `pageSize` is the size of each page fetched.
+ */
+export type IterateQuery<Q extends { cursor?: string }> = Omit<Q, 'cursor'>;
+
+/**
+ * Yields every item of a cursor-paginated list: fetches the first page, then the page each
+ * `nextCursor` names, until it is `null`. Pages are fetched lazily, one at a time, as the
+ * consumer asks; stopping the loop early fetches no more.
+ */
+export async function* paginate<T>(
+  fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
+): AsyncGenerator<T, void, undefined> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await fetchPage(cursor);
+    yield* page.items;
+    if (page.nextCursor === null || page.nextCursor === undefined || page.nextCursor === cursor) return;
+    cursor = page.nextCursor;
+  }
 }
 
 const refQuery = (ref: OrderRef): QueryParams =>
@@ -312,6 +352,7 @@ export class PaygateClient {
       create: (input, o) => post('/api/v1/payments', input, o),
       query: (ref, o) => get('/api/v1/payments', refQuery(ref), o),
       list: (query, o) => get('/api/v1/payments/list', { ...query }, o),
+      iterate: (query, o) => paginate((cursor) => this.payments.list({ ...query, cursor }, o)),
       cancel: (ref, o) => post('/api/v1/payments/cancel', ref, o),
       update: (input, o) => post('/api/v1/payments/update', input, o),
     };
@@ -321,10 +362,12 @@ export class PaygateClient {
       update: (input, o) => post('/api/v1/payouts/update', input, o),
       query: (ref, o) => get('/api/v1/payouts', refQuery(ref), o),
       list: (query, o) => get('/api/v1/payouts/list', { ...query }, o),
+      iterate: (query, o) => paginate((cursor) => this.payouts.list({ ...query, cursor }, o)),
       receipt: (ref, o) => get('/api/v1/payouts/receipt', refQuery(ref), o),
     };
     this.events = {
       list: (query, o) => get('/api/v1/events', { ...query }, o),
+      iterate: (query, o) => paginate((cursor) => this.events.list({ ...query, cursor }, o)),
       resend: (eventId, o) => post('/api/v1/events/resend', { eventId }, o),
     };
     this.sandbox = {
@@ -334,6 +377,7 @@ export class PaygateClient {
     };
     this.ledger = {
       entries: (query, o) => get('/api/v1/ledger/entries', { ...query }, o),
+      iterateEntries: (query, o) => paginate((cursor) => this.ledger.entries({ ...query, cursor }, o)),
     };
   }
 
