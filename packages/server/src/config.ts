@@ -43,6 +43,8 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** How long a PENDING payment waits for its payer, in milliseconds. */
   readonly paymentExpiryMs: number;
+  /** A channel-routed order left PENDING or PROCESSING this long is queried at its channel (`PAYGATE_CHANNEL_POLL_AFTER`). */
+  readonly channelPollAfterMs: number;
   /** Requests per second each merchant may make (bursts up to twice that); 0 turns limiting off. */
   readonly rateLimitPerSecond: number;
   /** Whether to run the webhook dispatcher and sweepers inside the server process. */
@@ -138,6 +140,7 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
+  PAYGATE_CHANNEL_POLL_AFTER: duration.default(60_000),
   PAYGATE_WORKERS: bool.default(true),
   PAYGATE_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   PAYGATE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
@@ -189,6 +192,7 @@ export function parseConfig(
     webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
     paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
+    channelPollAfterMs: e.PAYGATE_CHANNEL_POLL_AFTER,
     runWorkers: e.PAYGATE_WORKERS,
     workerMetricsPort: e.PAYGATE_WORKER_METRICS_PORT,
     webhookConcurrency: e.PAYGATE_WEBHOOK_CONCURRENCY,
