@@ -25,7 +25,10 @@ function bodyOf(bytes: number, item: (i: number) => unknown): string {
 
 const BODIES: [string, string][] = [
   ['1 KiB, objects', bodyOf(1024, (i) => ({ sku: `SKU-${i}`, qty: i % 5, price: '9.90', note: 'gift\u00e9 "wrap"' }))],
-  ['1 MiB, objects', bodyOf(1 << 20, (i) => ({ sku: `SKU-${i}`, qty: i % 5, price: '9.90', note: 'gift\u00e9 "wrap"' }))],
+  [
+    '1 MiB, objects',
+    bodyOf(1 << 20, (i) => ({ sku: `SKU-${i}`, qty: i % 5, price: '9.90', note: 'gift\u00e9 "wrap"' })),
+  ],
   ['1 MiB, numbers', bodyOf(1 << 20, (i) => i * 1.5)],
   ['1 MiB, one string', JSON.stringify({ ...payment, attach: 'x\\"y'.repeat((1 << 20) / 6) })],
 ];
