@@ -19,5 +19,6 @@ export * from './http.js';
 export * from './inbox/inbox.js';
 export * from './inbox/sql-store.js';
 export * from './inbox/store.js';
+export * from './published-keys.js';
 export * from './types.js';
 export * from './webhook.js';

@@ -1,13 +1,17 @@
 import {
+  collectHeaders,
   type HeaderPair,
+  parseSignatureInput,
   type RawHeaders,
   type VerifiedWebhook,
   verifyWebhook,
+  WEBHOOK_PROFILE,
   type WebhookVerificationFailure,
 } from '@paygate/protocol';
 import { loadWebhookKeys, type WebhookKey } from './config.js';
-import { WebhookVerificationError } from './errors.js';
+import { PaygateConfigError, WebhookVerificationError } from './errors.js';
 import { parseWebhookEvent, type WebhookEvent } from './events.js';
+import { PublishedWebhookKeys, type PublishedWebhookKeysOptions } from './published-keys.js';
 
 /** Headers in any of the forms HTTP libraries hand out. */
 export type IncomingHeaders = RawHeaders | Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -45,9 +49,16 @@ export interface WebhookVerifierOptions {
   /**
    * The platform webhook public keys by keyid, as onboarding prints them:
    * `[{ keyid: 'wk_test_…', publicKey: '<base64 raw 32 bytes>' }]`. List every key the portal
-   * shows as active: during a rotation the platform may sign with either.
+   * shows as active: during a rotation the platform may sign with either. Give these,
+   * `publishedKeys`, or both (a keyid listed here is used as given).
    */
-  readonly webhookKeys: readonly WebhookKey[];
+  readonly webhookKeys?: readonly WebhookKey[];
+  /**
+   * Fetch the keys from the platform's published endpoint (`GET /.well-known/paygate/webhook-keys`)
+   * and cache them, following rotations by itself: a {@link PublishedWebhookKeys}, or its
+   * options (`{ baseUrl }` at least).
+   */
+  readonly publishedKeys?: PublishedWebhookKeys | PublishedWebhookKeysOptions;
   /** The clock, milliseconds since the epoch (default `Date.now`). */
   readonly clock?: () => number;
   /**
@@ -113,19 +124,49 @@ const HINTS: Readonly<Record<WebhookVerificationFailure['check'], string>> = {
  */
 export class WebhookVerifier {
   readonly #keys: ReadonlyMap<string, Uint8Array>;
+  readonly #published: PublishedWebhookKeys | undefined;
+  #lastPublished: ReadonlyMap<string, Uint8Array> = new Map();
   readonly #clock: () => number;
   readonly #consumeNonce: WebhookVerifierOptions['consumeNonce'];
 
-  /** @throws {@link PaygateConfigError} when a key does not load. */
+  /** @throws {@link PaygateConfigError} when a key does not load, or neither keys nor `publishedKeys` are given. */
   constructor(options: WebhookVerifierOptions) {
-    this.#keys = loadWebhookKeys(options.webhookKeys);
+    if (options.publishedKeys === undefined && options.webhookKeys === undefined) {
+      throw new PaygateConfigError(
+        'WebhookVerifier: give webhookKeys (from onboarding), publishedKeys ({ baseUrl }), or both',
+      );
+    }
+    this.#keys = options.webhookKeys === undefined ? new Map() : loadWebhookKeys(options.webhookKeys);
+    this.#published =
+      options.publishedKeys === undefined || options.publishedKeys instanceof PublishedWebhookKeys
+        ? options.publishedKeys
+        : new PublishedWebhookKeys(options.publishedKeys);
     this.#clock = options.clock ?? Date.now;
     this.#consumeNonce = options.consumeNonce;
   }
 
-  /** The keyids this verifier accepts. */
+  /** The keyids this verifier accepts (with `publishedKeys`: the given ones and those last fetched). */
   get keyids(): string[] {
-    return [...this.#keys.keys()];
+    return [...new Set([...this.#keys.keys(), ...this.#lastPublished.keys()])];
+  }
+
+  /** The keys to verify this webhook with: the given ones, and the published ones for its keyid. */
+  async #keysFor(headers: RawHeaders): Promise<ReadonlyMap<string, Uint8Array>> {
+    if (!this.#published) return this.#keys;
+    const input = collectHeaders(headers).get('signature-input');
+    const params = input?.length === 1 ? parseSignatureInput(input[0] as string, WEBHOOK_PROFILE) : undefined;
+    const keyid = params?.ok ? params.value.keyid : undefined;
+    if (keyid !== undefined && this.#keys.has(keyid)) return this.#keys;
+    try {
+      this.#lastPublished = await this.#published.keysFor(keyid);
+    } catch (error) {
+      throw new WebhookVerificationError({
+        check: 'keyid',
+        reason: `the published webhook keys could not be fetched: ${(error as Error).message}`,
+        hint: `Check that ${this.#published.url} is reachable from this server.`,
+      });
+    }
+    return new Map([...this.#lastPublished, ...this.#keys]);
   }
 
   /**
@@ -135,17 +176,19 @@ export class WebhookVerifier {
    */
   async verifyBytes(webhook: IncomingWebhook): Promise<VerifiedWebhook> {
     const { path, query } = splitTarget(webhook.target);
+    const headers = toRawHeaders(webhook.headers);
+    const publicKeys = await this.#keysFor(headers);
     const result = await verifyWebhook(
       {
         ...(webhook.method !== undefined ? { method: webhook.method } : {}),
         path,
         query,
-        headers: toRawHeaders(webhook.headers),
+        headers,
         body: webhook.body,
       },
       {
         now: Math.floor(this.#clock() / 1000),
-        publicKeys: this.#keys,
+        publicKeys,
         ...(this.#consumeNonce ? { consumeNonce: this.#consumeNonce } : {}),
       },
     );
@@ -153,7 +196,7 @@ export class WebhookVerifier {
     const failure = result.error;
     const hint =
       failure.check === 'keyid'
-        ? `${HINTS.keyid} Configured keyids: ${this.keyids.join(', ')}.`
+        ? `${HINTS.keyid} Configured keyids: ${this.keyids.join(', ')}${this.#published ? ` (with those published at ${this.#published.url})` : ''}.`
         : failure.check === 'signature-input' && /expired|future/.test(failure.reason)
           ? `${HINTS['signature-input']} This server's clock reads ${Math.floor(this.#clock() / 1000)} (Unix seconds).`
           : HINTS[failure.check];
