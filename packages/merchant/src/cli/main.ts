@@ -1,10 +1,12 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { checkReceiver, DEFAULT_CHECK_KEY_FILE, DEFAULT_CHECK_KEYID } from './check-receiver.js';
 import { CliError, DEFAULT_URL } from './config.js';
 import { reportFailure, takeDebugFlag } from './failure.js';
 import { keygen } from './keygen.js';
 import { listen } from './listen.js';
 import { request } from './request.js';
+import { DEFAULT_TRIGGER_URL, TRIGGER_EVENTS, trigger } from './trigger.js';
 import { verifyCaptured } from './verify.js';
 
 const USAGE = `paygate-merchant: the Paygate merchant command line
@@ -21,6 +23,17 @@ const USAGE = `paygate-merchant: the Paygate merchant command line
         lines (optionally after the request line, as listen --save writes them) or a JSON object
   paygate-merchant listen [--port N] [--host H] [--save DIR]
         a local receiver (default 127.0.0.1:4000) that verifies and pretty-prints every webhook
+  paygate-merchant trigger EVENT [--webhook-url URL] [--json]
+        sandbox: creates an order whose webhook goes to URL (default ${DEFAULT_TRIGGER_URL}) and
+        drives it until EVENT is sent (payouts are confirmed first, and funded by a succeeded
+        payment when the balance is short). EVENT: ${TRIGGER_EVENTS.slice(0, 4).join(', ')},
+        ${TRIGGER_EVENTS.slice(4).join(', ')}
+  paygate-merchant check-receiver URL [--key-file FILE] [--keyid ID] [--json]
+        fires correctly signed and tampered webhooks at your receiver and reports, case by case,
+        whether it accepted the good (2xx) and refused the bad; exit 1 when any case fails. Signs
+        with a test key (FILE, default ${DEFAULT_CHECK_KEY_FILE}, created on the first run; keyid
+        default ${DEFAULT_CHECK_KEYID}): configure your receiver's verifier with this extra key
+        while testing
 
 A mistake is one line on stderr and a non-zero exit; --debug (anywhere) adds the trace.
 
@@ -51,6 +64,9 @@ const STRING_OPTIONS = [
   'body-public-key',
   'webhook-keys',
   'onboarding',
+  'webhook-url',
+  'key-file',
+  'keyid',
 ];
 
 /** Binds `--name VALUE` into `--name=VALUE`, so that values starting with a dash (`-`, PEM) stay values. */
@@ -69,6 +85,25 @@ function bindValues(argv: readonly string[]): string[] {
   return bound;
 }
 
+/** Commands where `--json` is a switch (print JSON) rather than request's `--json BODY`. */
+const JSON_SWITCH_COMMANDS = ['trigger', 'check-receiver'];
+
+/** For the commands whose `--json` is a switch, renames it `--json-output` so it takes no value. */
+function jsonSwitch(argv: readonly string[]): string[] {
+  let command: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg.startsWith('--')) {
+      if (STRING_OPTIONS.includes(arg.slice(2))) i++;
+      continue;
+    }
+    command = arg;
+    break;
+  }
+  if (!command || !JSON_SWITCH_COMMANDS.includes(command)) return [...argv];
+  return argv.map((arg) => (arg === '--json' ? '--json-output' : arg));
+}
+
 const listenSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535, 'a port from 0 to 65535'),
   host: z.string().min(1),
@@ -77,12 +112,13 @@ const listenSchema = z.object({
 /** Runs one command; resolves the exit code. */
 export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: bindValues(argv),
+    args: bindValues(jsonSwitch(argv)),
     allowPositionals: true,
     options: {
       ...Object.fromEntries(STRING_OPTIONS.map((name) => [name, { type: 'string' as const }])),
       force: { type: 'boolean', default: false },
       verbose: { type: 'boolean', short: 'v', default: false },
+      'json-output': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -119,6 +155,14 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         { url: text('url'), headers: text('headers'), body: text('body'), now: text('now'), flags },
         env,
       );
+    case 'trigger':
+      return trigger(rest, { webhookUrl: text('webhook-url'), json: values['json-output'] === true, flags }, env);
+    case 'check-receiver':
+      return checkReceiver(rest, {
+        keyFile: text('key-file'),
+        keyid: text('keyid'),
+        json: values['json-output'] === true,
+      });
     case 'listen': {
       const parsed = listenSchema.safeParse({ port: text('port') ?? 4000, host: text('host') ?? '127.0.0.1' });
       if (!parsed.success) throw new CliError(`listen: ${parsed.error.issues.map((i) => i.message).join('; ')}`, 2);
