@@ -1,0 +1,179 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { isUnavailable } from '../../db/db.js';
+import { DomainError } from '../../errors.js';
+import type { Services } from '../../services.js';
+
+/**
+ * What a channel answers about one order when queried: the platform status it maps to, or
+ * undefined while the channel has nothing final or new to say (still open at the channel). A
+ * structural subset of the connectors' ChannelUpdate, so any connector can be polled.
+ */
+export interface PolledState {
+  readonly status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'REFUNDED';
+  readonly channelTradeNo?: string | undefined;
+  readonly paidAmount?: string | undefined;
+  readonly payer?: { name?: string | undefined; documentNumber?: string | undefined } | undefined;
+  readonly refundNo?: string | undefined;
+}
+
+/** The two queries polling needs from a connector. */
+export interface PollableChannel {
+  queryPayment(order: { orderNo: string; channelTradeNo: string | null }): Promise<PolledState | undefined>;
+  queryPayout(order: { orderNo: string; channelTradeNo: string | null }): Promise<PolledState | undefined>;
+}
+
+export interface PollOptions {
+  /** The channel named on an order; undefined when it is no longer configured (the order waits). */
+  readonly channel: (name: string) => PollableChannel | undefined;
+  /** Orders claimed per table per step (bounded work per tick). */
+  readonly limit?: number;
+  /** Longest wait between two queries of one order. */
+  readonly maxBackoffMs?: number;
+}
+
+interface Claimed {
+  id: bigint;
+  order_no: string;
+  merchant_id: bigint;
+  channel: string;
+  channel_trade_no: string | null;
+}
+
+export interface PollResult {
+  /** Orders queried at their channel. */
+  readonly queried: number;
+  /** Orders the answer moved (or tried to move) to another state. */
+  readonly applied: number;
+  /** Queries that failed (channel down, bad answer); retried after the backoff. */
+  readonly failed: number;
+}
+
+/**
+ * Claims due orders of one table and pushes their next poll out, in one statement: SKIP LOCKED
+ * lets several workers share the work, and the new next_poll_at is both the lease (another
+ * worker does not take the order meanwhile) and the per-order backoff, doubling with each
+ * attempt from PAYGATE_CHANNEL_POLL_AFTER up to maxBackoffMs. An order is first due
+ * PAYGATE_CHANNEL_POLL_AFTER after it reached its channel (payments: created; payouts: confirmed).
+ */
+async function claim(services: Services, table: 'payments' | 'payouts', limit: number, maxBackoffMs: number) {
+  const since = table === 'payments' ? 'created_at' : 'confirmed_at';
+  const openStatuses = table === 'payments' ? `('PENDING', 'PROCESSING')` : `('PROCESSING')`;
+  const result = await services.db.query<Claimed>(
+    `UPDATE ${table} SET poll_attempts = poll_attempts + 1,
+            next_poll_at = $1::timestamptz + LEAST($2::float8 * power(2, LEAST(poll_attempts, 30)), $3::float8) * interval '1 millisecond'
+      WHERE id IN (
+        SELECT id FROM ${table}
+         WHERE status IN ${openStatuses} AND channel IS NOT NULL
+           AND COALESCE(next_poll_at, ${since} + $2::float8 * interval '1 millisecond') <= $1::timestamptz
+         ORDER BY COALESCE(next_poll_at, ${since}) LIMIT $4
+           FOR UPDATE SKIP LOCKED)
+      RETURNING id, order_no, merchant_id, channel, channel_trade_no`,
+    [new Date(services.now()), services.config.channelPollAfterMs, maxBackoffMs, limit],
+  );
+  return result.rows;
+}
+
+/** Settles one order from its channel's answer through the same service methods as the sandbox helpers. */
+async function settle(services: Services, kind: 'payment' | 'payout', order: Claimed, state: PolledState) {
+  const merchantId = order.merchant_id;
+  const orderNo = order.order_no;
+  try {
+    if (kind === 'payment') {
+      if (state.status === 'REFUNDED') return false;
+      await services.payments.applyChannelReport(merchantId, {
+        orderNo,
+        status: state.status,
+        paidAmount: state.status === 'SUCCEEDED' ? state.paidAmount : undefined,
+        channelTradeNo: state.channelTradeNo,
+        payer: state.payer,
+      });
+      return true;
+    }
+    if (state.status === 'EXPIRED') return false;
+    if (state.status === 'REFUNDED') {
+      // A return seen by polling: the payout first reached SUCCEEDED at the channel.
+      await services.payouts.applyChannelReport(merchantId, {
+        orderNo,
+        status: 'SUCCEEDED',
+        channelTradeNo: state.channelTradeNo,
+      });
+      await services.payouts.returnPayout(merchantId, { orderNo, refundNo: state.refundNo });
+      return true;
+    }
+    await services.payouts.applyChannelReport(merchantId, {
+      orderNo,
+      status: state.status,
+      channelTradeNo: state.channelTradeNo,
+    });
+    return true;
+  } catch (error) {
+    // A notification settled it differently in the meantime (INVALID_STATE): the order is final, nothing to do.
+    if (error instanceof DomainError && error.code === 'INVALID_STATE') return false;
+    throw error;
+  }
+}
+
+/**
+ * One polling step: query the channel for channel-routed orders left PENDING or PROCESSING past
+ * PAYGATE_CHANNEL_POLL_AFTER and settle them from the answer. At most `limit` payments and
+ * `limit` payouts per step. Tests call it directly; `startPoller` only schedules it.
+ */
+export async function pollOnce(services: Services, options: PollOptions): Promise<PollResult> {
+  const limit = options.limit ?? 100;
+  const maxBackoffMs = options.maxBackoffMs ?? 3_600_000;
+  let queried = 0;
+  let applied = 0;
+  let failed = 0;
+  for (const [table, kind] of [
+    ['payments', 'payment'],
+    ['payouts', 'payout'],
+  ] as const) {
+    const due = await claim(services, table, limit, maxBackoffMs);
+    for (const order of due) {
+      const channel = options.channel(order.channel);
+      if (!channel) continue;
+      queried++;
+      try {
+        const query = { orderNo: order.order_no, channelTradeNo: order.channel_trade_no };
+        const state = kind === 'payment' ? await channel.queryPayment(query) : await channel.queryPayout(query);
+        if (state && (await settle(services, kind, order, state))) applied++;
+      } catch (error) {
+        if (isUnavailable(error)) throw error;
+        failed++;
+      }
+    }
+  }
+  return { queried, applied, failed };
+}
+
+/** Runs `pollOnce` every `intervalMs` (and again at once while a step finds a full batch); the returned function stops it. */
+export function startPoller(
+  services: Services,
+  log: FastifyBaseLogger,
+  options: PollOptions,
+  intervalMs = 5_000,
+): () => Promise<void> {
+  let running: Promise<unknown> = Promise.resolve();
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    running = pollOnce(services, options)
+      .then((result) => {
+        if (result.queried > 0) log.info(result, 'channel poll');
+      })
+      .catch((error: unknown) =>
+        isUnavailable(error)
+          ? log.warn({ err: { message: (error as Error).message } }, 'channel poll failed: the database is unavailable')
+          : log.error({ err: error }, 'channel poll failed'),
+      )
+      .finally(() => {
+        busy = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * Channel polling (issue 13, item 4): channel-routed orders left PENDING or PROCESSING past
+ * PAYGATE_CHANNEL_POLL_AFTER are queried at their channel and settled from the answer through
+ * the same service methods as the sandbox helpers, with a per-order backoff and bounded work.
+ * The channel here is a loopback fake answering the two queries (the connector layer and the
+ * simulator are exercised by the end-to-end tests).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type PollableChannel, type PolledState, pollOnce } from '../src/modules/channels/polling.js';
+import { createMerchant, databases, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
+import { eventsOf, fund, payoutInput, postingsOf } from './money-harness.js';
+
+const POLL_AFTER = 60_000;
+
+/** A channel whose answers the test sets per order number; counts the queries. */
+function fakeChannel() {
+  const answers = new Map<string, PolledState | undefined>();
+  let queries = 0;
+  const channel: PollableChannel = {
+    queryPayment: async ({ orderNo }) => {
+      queries++;
+      return answers.get(orderNo);
+    },
+    queryPayout: async ({ orderNo }) => {
+      queries++;
+      return answers.get(orderNo);
+    },
+  };
+  return { channel, answers, queries: () => queries };
+}
+
+async function routeTo(platform: TestPlatform, table: 'payments' | 'payouts', orderNo: string, channel = 'fake') {
+  await platform.services.db.query(`UPDATE ${table} SET channel = $2 WHERE order_no = $1`, [orderNo, channel]);
+}
+
+async function statusOf(platform: TestPlatform, table: 'payments' | 'payouts', orderNo: string) {
+  const payer = table === 'payments' ? 'payer_name' : 'NULL AS payer_name';
+  const result = await platform.services.db.query<{ status: string; payer_name: string | null; poll_attempts: number }>(
+    `SELECT status, ${payer}, poll_attempts FROM ${table} WHERE order_no = $1`,
+    [orderNo],
+  );
+  return result.rows[0];
+}
+
+for (const database of databases()) {
+  describe(`channel polling (${database})`, () => {
+    it('settles a stale payment from the channel answer, once, and leaves fresh ones alone', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const merchant = await createMerchant(platform);
+        const fake = fakeChannel();
+        const options = { channel: (name: string) => (name === 'fake' ? fake.channel : undefined) };
+        const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', paymentInput());
+        const orderNo = created.body.data?.orderNo as string;
+        await routeTo(platform, 'payments', orderNo);
+        fake.answers.set(orderNo, { status: 'SUCCEEDED', payer: { name: 'Ana Lima', documentNumber: '123' } });
+
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 0, applied: 0, failed: 0 });
+        platform.advance(POLL_AFTER + 1_000);
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 1, failed: 0 });
+        const row = await statusOf(platform, 'payments', orderNo);
+        assert.equal(row?.status, 'SUCCEEDED');
+        assert.equal(row?.payer_name, 'Ana Lima');
+        platform.advance(10 * POLL_AFTER);
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 0, applied: 0, failed: 0 });
+        assert.equal((await eventsOf(platform, orderNo)).length, 1);
+        assert.equal((await postingsOf(platform, orderNo)).length, 1);
+      } finally {
+        await platform.close();
+      }
+    });
+
+    it('backs off per order while the channel has nothing to say or is down', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const merchant = await createMerchant(platform);
+        let down = false;
+        const fake = fakeChannel();
+        const channel: PollableChannel = {
+          queryPayment: async (order) => {
+            if (down) throw new Error('connection refused');
+            return fake.channel.queryPayment(order);
+          },
+          queryPayout: fake.channel.queryPayout,
+        };
+        const options = { channel: () => channel, maxBackoffMs: 4 * POLL_AFTER };
+        const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', paymentInput());
+        const orderNo = created.body.data?.orderNo as string;
+        await routeTo(platform, 'payments', orderNo);
+        platform.advance(POLL_AFTER + 1);
+        assert.equal((await pollOnce(platform.services, options)).queried, 1); // open: next in 60 s
+        assert.equal((await pollOnce(platform.services, options)).queried, 0);
+        platform.advance(POLL_AFTER + 1);
+        down = true;
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 0, failed: 1 }); // next in 120 s
+        platform.advance(POLL_AFTER + 1);
+        assert.equal((await pollOnce(platform.services, options)).queried, 0);
+        platform.advance(POLL_AFTER + 1);
+        assert.equal((await pollOnce(platform.services, options)).queried, 1); // next in 240 s (the cap)
+        platform.advance(4 * POLL_AFTER + 1);
+        down = false;
+        fake.answers.set(orderNo, { status: 'FAILED' });
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 1, failed: 0 });
+        assert.equal((await statusOf(platform, 'payments', orderNo))?.status, 'FAILED');
+        assert.equal((await statusOf(platform, 'payments', orderNo))?.poll_attempts, 4);
+      } finally {
+        await platform.close();
+      }
+    });
+
+    it('settles a confirmed payout and then its return, crediting it once', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const merchant = await createMerchant(platform);
+        await fund(platform, merchant, '500.00');
+        const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payouts', payoutInput());
+        const orderNo = created.body.data?.orderNo as string;
+        await routeTo(platform, 'payouts', orderNo);
+        const fake = fakeChannel();
+        const options = { channel: () => fake.channel };
+        platform.advance(POLL_AFTER + 1);
+        assert.equal(
+          (await pollOnce(platform.services, options)).queried,
+          0,
+          'an unconfirmed payout is not at its channel',
+        );
+        assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
+        platform.advance(POLL_AFTER + 1);
+        fake.answers.set(orderNo, { status: 'REFUNDED', refundNo: 'RT-1' });
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 1, failed: 0 });
+        assert.equal((await statusOf(platform, 'payouts', orderNo))?.status, 'REFUNDED');
+        const kinds = (await postingsOf(platform, orderNo)).map((p) => (p as { kind: string }).kind).sort();
+        assert.deepEqual(kinds, ['payout_reserve', 'payout_settle', 'refund']);
+      } finally {
+        await platform.close();
+      }
+    });
+
+    it('polling cost: one full pass over stale orders (printed, not asserted)', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const merchant = await createMerchant(platform);
+        const n = 1_000;
+        const merchantId = (
+          await platform.services.db.query<{ id: bigint }>('SELECT id FROM merchants WHERE access_key = $1', [
+            merchant.accessKey,
+          ])
+        ).rows[0]?.id;
+        await platform.services.db.query(
+          `INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url,
+                                 status, expires_at, created_at, updated_at, channel)
+           SELECT 'P20260101' || lpad(g::text, 10, '0'), $1, 'bench-' || g, 'BRL', 1000, 'PIX',
+                  'https://merchant.example/webhook', 'PENDING', now() + interval '1 day', now(), now(), 'fake'
+             FROM generate_series(1, $2::int) g`,
+          [merchantId, n],
+        );
+        const fake = fakeChannel();
+        const options = { channel: () => fake.channel };
+        platform.advance(POLL_AFTER + 1_000);
+        // Half the channel's answers settle the order; half say "still open".
+        for (let i = 1; i <= n; i += 2)
+          fake.answers.set(`P20260101${String(i).padStart(10, '0')}`, { status: 'SUCCEEDED' });
+        const started = performance.now();
+        let queried = 0;
+        let steps = 0;
+        for (;;) {
+          const step = await pollOnce(platform.services, options);
+          steps++;
+          queried += step.queried;
+          if (step.queried === 0) break;
+        }
+        const ms = performance.now() - started;
+        assert.equal(queried, n);
+        console.log(
+          `[polling cost ${database}] ${n} stale payments (half settled): ${ms.toFixed(0)} ms in ${steps} steps; ` +
+            `≈ ${((ms * 10_000) / n / 1000).toFixed(1)} s per 10,000`,
+        );
+      } finally {
+        await platform.close();
+      }
+    });
+  });
+}
