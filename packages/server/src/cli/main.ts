@@ -19,6 +19,9 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate events resend --event-id EVT [--json]       deliver a webhook event again (same id and body, fresh signature)
   paygate worker                                      run the webhook dispatcher as its own process (needs DATABASE_URL)
   paygate migrate [--json]                            apply the database migrations this build has, then exit
+  paygate reconcile --channel NAME --file FILE.csv [--date YYYY-MM-DD] [--json]
+        compare a channel's daily settlement file with the books (needs the database, like migrate);
+        exit 0 when clean, 1 when an order is missing on either side or its amount or status differs
   paygate user invite --access-key AK --email E [--json]
         prints a one-time portal setup link (valid 72 h) where the user sets a password; for an
         existing user it works as a password reset (the old password works until the link is used)
@@ -96,7 +99,19 @@ function required(values: Record<string, string | boolean | undefined>, name: st
   return value;
 }
 
-const STRING_OPTIONS = ['name', 'public-key', 'access-key', 'key', 'key-id', 'kind', 'event-id', 'email'];
+const STRING_OPTIONS = [
+  'name',
+  'public-key',
+  'access-key',
+  'key',
+  'key-id',
+  'kind',
+  'event-id',
+  'email',
+  'channel',
+  'file',
+  'date',
+];
 
 /**
  * Binds each string option to the argument after it (`--public-key X` → `--public-key=X`), so
@@ -130,6 +145,9 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       'event-id': { type: 'string' },
       kind: { type: 'string' },
       email: { type: 'string' },
+      channel: { type: 'string' },
+      file: { type: 'string' },
+      date: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -150,6 +168,16 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     // wait for it, and refuse a schema newer than they know.
     const { runMigrate } = await import('../db/migrate-command.js');
     return runMigrate(env, (line) => process.stdout.write(`${line}\n`), json);
+  }
+  if (group === 'reconcile') {
+    const { runReconcile } = await import('../modules/channels/reconcile.js');
+    const clean = await runReconcile(
+      env,
+      { channel: required(values, 'channel'), file: required(values, 'file'), date: values.date, json },
+      (line) => process.stdout.write(`${line}\n`),
+    );
+    if (!clean) process.exitCode = 1;
+    return;
   }
   const api = operator(env);
   const key = (name: string) => encodeURIComponent(required(values, name));

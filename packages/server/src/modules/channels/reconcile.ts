@@ -1,0 +1,220 @@
+import type { Queryable } from '../../db/db.js';
+import { formatAmount, parseAmount } from '../../money.js';
+import { currencyInfo } from '../catalog/catalog.js';
+
+/**
+ * Reconciliation of a channel's daily settlement file against our books (issue 13, item 6).
+ * The file (the simulator's format): header `type,id,reference,status,currency,amount,paid_amount,fee,updated_at`,
+ * one line per charge, transfer or return whose final state the channel reached that day (UTC).
+ */
+export const SETTLEMENT_HEADER = 'type,id,reference,status,currency,amount,paid_amount,fee,updated_at';
+
+export interface SettlementLine {
+  type: 'charge' | 'transfer' | 'return';
+  id: string;
+  reference: string;
+  status: string;
+  currency: string;
+  amount: string;
+  paidAmount: string;
+}
+
+export type MismatchKind = 'missing_in_books' | 'missing_in_file' | 'amount' | 'status';
+
+export interface Mismatch {
+  kind: MismatchKind;
+  type: 'charge' | 'transfer' | 'return';
+  reference: string;
+  ours?: string;
+  theirs?: string;
+}
+
+export interface ReconcileReport {
+  channel: string;
+  date: string;
+  fileLines: number;
+  matched: number;
+  mismatches: Mismatch[];
+}
+
+/** Parses the settlement CSV; a malformed file throws an Error naming the line. */
+export function parseSettlement(text: string): SettlementLine[] {
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
+  if (lines[0]?.trim() !== SETTLEMENT_HEADER) throw new Error(`the first line must be the header ${SETTLEMENT_HEADER}`);
+  return lines.slice(1).map((line, i) => {
+    const cells = line.split(',');
+    const [type, id, reference, status, currency, amount, paidAmount] = cells as string[];
+    if (cells.length !== 9 || (type !== 'charge' && type !== 'transfer' && type !== 'return') || !reference) {
+      throw new Error(`line ${i + 2} is not a settlement line: ${line}`);
+    }
+    return {
+      type,
+      id: id ?? '',
+      reference,
+      status: status ?? '',
+      currency: currency ?? '',
+      amount: amount ?? '',
+      paidAmount: paidAmount ?? '',
+    };
+  });
+}
+
+/** The platform status a settlement line's channel status stands for. */
+function expectedStatus(line: SettlementLine): string {
+  if (line.type === 'return') return 'REFUNDED';
+  if (line.type === 'charge')
+    return { paid: 'SUCCEEDED', declined: 'FAILED', expired: 'EXPIRED' }[line.status] ?? line.status;
+  return (
+    { sent: 'SUCCEEDED', returned: 'SUCCEEDED', rejected: 'FAILED', canceled: 'FAILED' }[line.status] ?? line.status
+  );
+}
+
+/** A payout that reached SUCCEEDED and was later returned still matches its day's "sent" line. */
+function sameStatus(line: SettlementLine, ours: string): boolean {
+  const expected = expectedStatus(line);
+  return expected === ours || (line.type === 'transfer' && expected === 'SUCCEEDED' && ours === 'REFUNDED');
+}
+
+interface BookRow {
+  type: 'charge' | 'transfer' | 'return';
+  reference: string;
+  status: string;
+  currency: string;
+  amount_minor: bigint;
+  paid_minor: bigint | null;
+  in_day: boolean;
+}
+
+/**
+ * Compares the file with our books for `channel` on `date` (YYYY-MM-DD, UTC): each line's order
+ * is looked up (missing in books, status, amount); every order of that channel final that day
+ * (payments SUCCEEDED/FAILED/EXPIRED, payouts SUCCEEDED/FAILED, returns by their refund time)
+ * must have its line (missing in file).
+ */
+export async function reconcile(
+  db: Queryable,
+  channel: string,
+  date: string,
+  lines: readonly SettlementLine[],
+): Promise<ReconcileReport> {
+  const from = new Date(`${date}T00:00:00.000Z`);
+  if (Number.isNaN(from.getTime())) throw new Error(`not a date: ${date} (YYYY-MM-DD)`);
+  const to = new Date(from.getTime() + 86_400_000);
+  const references = lines.map((line) => line.reference);
+  const books = await db.query<BookRow>(
+    `SELECT 'charge' AS type, order_no AS reference, status, currency, amount_minor, paid_amount_minor AS paid_minor,
+            (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED')) AS in_day
+       FROM payments WHERE channel = $1 AND (order_no = ANY($4::text[]) OR (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED')))
+     UNION ALL
+     SELECT 'transfer', order_no, status, currency, amount_minor, NULL,
+            (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'REFUNDED'))
+       FROM payouts WHERE channel = $1 AND (order_no = ANY($4::text[]) OR (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'REFUNDED')))
+     UNION ALL
+     SELECT 'return', order_no, status, currency, refund_amount_minor, NULL, (refunded_at >= $2 AND refunded_at < $3)
+       FROM payouts WHERE channel = $1 AND status = 'REFUNDED' AND (order_no = ANY($4::text[]) OR (refunded_at >= $2 AND refunded_at < $3))`,
+    [channel, from, to, references],
+  );
+  const key = (type: string, reference: string) => `${type}:${reference}`;
+  const ours = new Map(books.rows.map((row) => [key(row.type, row.reference), row]));
+  const seen = new Set<string>();
+  const mismatches: Mismatch[] = [];
+  let matched = 0;
+  for (const line of lines) {
+    const k = key(line.type, line.reference);
+    seen.add(k);
+    const row = ours.get(k);
+    if (!row) {
+      mismatches.push({ kind: 'missing_in_books', type: line.type, reference: line.reference, theirs: line.status });
+      continue;
+    }
+    if (!sameStatus(line, row.status)) {
+      mismatches.push({
+        kind: 'status',
+        type: line.type,
+        reference: line.reference,
+        ours: row.status,
+        theirs: line.status,
+      });
+      continue;
+    }
+    const scale = currencyInfo(row.currency)?.scale ?? 2;
+    const money = line.type === 'charge' && line.paidAmount !== '' ? line.paidAmount : line.amount;
+    const oursMinor =
+      line.type === 'charge' && line.paidAmount !== '' ? (row.paid_minor ?? row.amount_minor) : row.amount_minor;
+    if (line.currency !== row.currency || parseAmount(money, scale) !== oursMinor) {
+      mismatches.push({
+        kind: 'amount',
+        type: line.type,
+        reference: line.reference,
+        ours: `${formatAmount(oursMinor, scale)} ${row.currency}`,
+        theirs: `${money} ${line.currency}`,
+      });
+      continue;
+    }
+    matched++;
+  }
+  for (const row of books.rows) {
+    if (row.in_day && !seen.has(key(row.type, row.reference))) {
+      mismatches.push({ kind: 'missing_in_file', type: row.type, reference: row.reference, ours: row.status });
+    }
+  }
+  return { channel, date, fileLines: lines.length, matched, mismatches };
+}
+
+/**
+ * `npx paygate reconcile --channel NAME --file settlement.csv [--date YYYY-MM-DD] [--json]`: a
+ * direct-database command (like `migrate`). The day is --date, else the YYYY-MM-DD in the file
+ * name. Prints the mismatches as a table (or the report as JSON); returns whether it was clean,
+ * so the command exits 0 when clean and 1 when there are mismatches.
+ */
+export async function runReconcile(
+  env: NodeJS.ProcessEnv,
+  options: { channel: string; file: string; date?: string | undefined; json: boolean },
+  print: (line: string) => void,
+): Promise<boolean> {
+  const { readFileSync } = await import('node:fs');
+  const { basename } = await import('node:path');
+  const { parseConfig } = await import('../../config.js');
+  const { openDatabase } = await import('../../db/db.js');
+  const { CliError } = await import('../../cli/failure.js');
+  const date = options.date ?? /\d{4}-\d{2}-\d{2}/.exec(basename(options.file))?.[0];
+  if (!date) throw new CliError('give --date YYYY-MM-DD: the file name carries no date', 2);
+  let text: string;
+  try {
+    text = readFileSync(options.file, 'utf8');
+  } catch (error) {
+    throw new CliError(`cannot read the settlement file ${options.file}: ${(error as Error).message}`, 1, {
+      cause: error,
+    });
+  }
+  let lines: SettlementLine[];
+  try {
+    lines = parseSettlement(text);
+  } catch (error) {
+    throw new CliError(`${options.file}: ${(error as Error).message}`, 1, { cause: error });
+  }
+  const config = parseConfig(env);
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: 1,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  });
+  try {
+    const report = await reconcile(db, options.channel, date, lines);
+    if (options.json) print(JSON.stringify(report));
+    else {
+      print(
+        `${options.channel} ${date}: ${report.fileLines} lines, ${report.matched} matched, ${report.mismatches.length} mismatches`,
+      );
+      for (const m of report.mismatches) {
+        print(
+          `${m.kind.padEnd(17)} ${m.type.padEnd(8)} ${m.reference.padEnd(20)} ours=${m.ours ?? '-'} theirs=${m.theirs ?? '-'}`,
+        );
+      }
+    }
+    return report.mismatches.length === 0;
+  } finally {
+    await db.close();
+  }
+}
