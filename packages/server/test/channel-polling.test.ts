@@ -137,6 +137,37 @@ for (const database of databases()) {
       }
     });
 
+    it('two workers polling at once query each due order once', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const merchant = await createMerchant(platform);
+        const orders: string[] = [];
+        for (let i = 0; i < 6; i++) {
+          const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', paymentInput());
+          orders.push(created.body.data?.orderNo as string);
+          await routeTo(platform, 'payments', orders[i] as string);
+        }
+        const seen = new Map<string, number>();
+        const channel: PollableChannel = {
+          queryPayment: async ({ orderNo }) => {
+            seen.set(orderNo, (seen.get(orderNo) ?? 0) + 1);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            return undefined;
+          },
+          queryPayout: async () => undefined,
+        };
+        platform.advance(POLL_AFTER + 1);
+        const [a, b] = await Promise.all([
+          pollOnce(platform.services, { channel: () => channel, limit: 4 }),
+          pollOnce(platform.services, { channel: () => channel, limit: 4 }),
+        ]);
+        assert.equal(a.queried + b.queried, 6);
+        assert.deepEqual([...seen.values()], [1, 1, 1, 1, 1, 1]);
+      } finally {
+        await platform.close();
+      }
+    });
+
     it('polling cost: one full pass over stale orders (printed, not asserted)', async () => {
       const platform = await startTestPlatform({ database, config: { runWorkers: false } });
       try {
