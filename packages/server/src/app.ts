@@ -8,6 +8,7 @@ import { ulid } from './ids.js';
 import { adminRoutes } from './modules/admin/routes.js';
 import { balanceRoutes } from './modules/balances/routes.js';
 import { cashierRoutes } from './modules/cashier/routes.js';
+import { docsRoutes } from './modules/reference/routes.js';
 import { ledgerRoutes } from './modules/ledger/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
@@ -79,6 +80,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
   app.setErrorHandler(errorHandler);
+  // Unknown paths outside /api/v1 answer in the platform's shape too (the merchant API scope has its own).
+  app.setNotFoundHandler(async (_request, reply) =>
+    reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such path' }),
+  );
   headerLimits(app);
   observeHttp(app, services.metrics);
   const lifecycle = options.lifecycle;
@@ -102,6 +107,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   const openapi = readFileSync(OPENAPI_PATH, 'utf8');
   app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(openapi));
+  docsRoutes(app);
   publishedKeyRoutes(app, services);
   metricsRoutes(app, services);
 
