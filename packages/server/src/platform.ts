@@ -10,6 +10,7 @@ import { adminToken } from './local-state.js';
 import { createServices, type ServiceOptions, type Services } from './services.js';
 import { startDispatcher } from './worker/dispatcher.js';
 import { startSweeper } from './worker/sweeper.js';
+import { configuredChannels, startPoller } from './modules/channels/polling.js';
 
 /** A started platform: its server, its services, and how to stop it gracefully. */
 export interface Platform {
@@ -90,6 +91,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     const stops: (() => Promise<void>)[] = [];
     if (config.runWorkers) {
       stops.push(startSweeper(services, app.log, options.sweepIntervalMs));
+      stops.push(startPoller(services, app.log, { channel: configuredChannels(services) }));
       stops.push(startDispatcher(services.webhooks, app.log, { concurrency: config.webhookConcurrency }));
     }
     const started = app;

@@ -8,6 +8,7 @@ import pino from 'pino';
 import { startDispatcher, workerId } from './dispatcher.js';
 import { serveWorkerMetrics } from './metrics-server.js';
 import { startSweeper } from './sweeper.js';
+import { configuredChannels, startPoller } from '../modules/channels/polling.js';
 
 /**
  * `npx paygate worker`: the background work as its own process, against the same PostgreSQL as
@@ -45,13 +46,14 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   const concurrency = config.webhookConcurrency;
   const stopDispatcher = startDispatcher(services.webhooks, log, { concurrency, worker });
   const stopSweeper = startSweeper(services, log);
+  const stopPoller = startPoller(services, log, { channel: configuredChannels(services) });
   const metricsServer =
     config.workerMetricsPort === undefined
       ? undefined
       : await serveWorkerMetrics(services.metrics, config.host, config.workerMetricsPort);
   const stop = async () => {
     await metricsServer?.close();
-    await Promise.all([stopDispatcher(), stopSweeper()]);
+    await Promise.all([stopDispatcher(), stopSweeper(), stopPoller()]);
   };
   log.info({ worker, concurrency, metricsPort: config.workerMetricsPort }, 'paygate worker started');
   let stopping = false;

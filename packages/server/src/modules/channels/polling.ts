@@ -177,3 +177,12 @@ export function startPoller(
     await running;
   };
 }
+
+/**
+ * The configured channels as polling sees them: `services.channels.get(name)` (the connector
+ * registry, issue 13), read at each lookup; no registry means nothing is queried.
+ */
+export function configuredChannels(services: Services): PollOptions['channel'] {
+  return (name) =>
+    (services as unknown as { channels?: { get(name: string): PollableChannel | undefined } }).channels?.get(name);
+}
