@@ -1,0 +1,134 @@
+/**
+ * The connector layer: every channel (the built-in sandbox, a payment service provider, a bank)
+ * is one Connector. The services never talk to a channel directly: routing picks a connector
+ * (registry.ts), the connector registers orders at its channel and turns what the channel says
+ * (notifications, query answers) into ChannelUpdates, and `applyUpdate` (apply.ts) moves the
+ * orders through the same service methods the sandbox helpers use.
+ */
+
+/** The statuses a channel can report, in the platform's names. */
+export type ChannelStatus = 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'REFUNDED';
+
+/** The payer as the channel reported it. */
+export interface ChannelPayer {
+  name?: string | undefined;
+  documentNumber?: string | undefined;
+}
+
+/**
+ * What a channel says about one order, as answered by a query: undefined from a query means
+ * "nothing final or new" (still open at the channel).
+ */
+export interface ChannelState {
+  readonly status: ChannelStatus;
+  /** The channel's own id of the order (charge or transfer id). */
+  readonly channelTradeNo?: string | undefined;
+  /** Payments, SUCCEEDED: what the payer paid (decimal string in the order's currency). */
+  readonly paidAmount?: string | undefined;
+  /** Payments: the payer, from the channel only. */
+  readonly payer?: ChannelPayer | undefined;
+  /** Payouts, REFUNDED: the channel's return id (becomes the payout's refundNo). */
+  readonly refundNo?: string | undefined;
+  /** Payments, FAILED: why, when the channel said. */
+  readonly failureReason?: string | undefined;
+}
+
+/** One change the channel reports (a notification may carry several; polling builds one per answer). */
+export interface ChannelUpdate extends ChannelState {
+  readonly kind: 'payment' | 'payout';
+  /** The platform's orderNo the channel was given as its reference. */
+  readonly reference: string;
+  /** The channel's event id: an update is applied once per (channel, eventId). Polling uses `poll:<orderNo>:<status>`. */
+  readonly eventId: string;
+}
+
+/** What the payer needs to pay: where to go, and the method's own instructions. */
+export type PayerAction =
+  | { readonly kind: 'redirect'; readonly url: string }
+  | { readonly kind: 'pix'; readonly url: string; readonly pixCode: string }
+  | { readonly kind: 'boleto'; readonly url: string; readonly boletoLine: string }
+  | { readonly kind: 'bank'; readonly url: string; readonly bankDetails: Readonly<Record<string, string>> };
+
+/** A payment order as a connector sees it when registering it. */
+export interface ChannelPaymentOrder {
+  readonly orderNo: string;
+  readonly currency: string;
+  /** Decimal string in the currency's scale. */
+  readonly amount: string;
+  readonly method: string;
+}
+
+/** A payout order as a connector sees it when sending it. */
+export interface ChannelPayoutOrder {
+  readonly orderNo: string;
+  readonly currency: string;
+  readonly amount: string;
+  readonly payee: {
+    readonly name: string;
+    readonly accountNumber: string;
+    readonly bankCode?: string | undefined;
+    readonly documentNumber?: string | undefined;
+  };
+}
+
+/** A reference to an order already at the channel. */
+export interface ChannelOrderRef {
+  readonly orderNo: string;
+  readonly channelTradeNo: string | null;
+}
+
+/** A notification as received: the exact bytes and the request line, for authentication. */
+export interface RawNotification {
+  readonly method: string;
+  /** Path with its raw query, as received. */
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Buffer;
+}
+
+/**
+ * The result of authenticating a notification. `nonce` must still be recorded (and refused when
+ * already recorded) by the caller, in the database, so replays are refused across instances.
+ */
+export type NotificationCheck =
+  | {
+      readonly ok: true;
+      readonly nonce: { readonly value: string; readonly expiresAt: number } | undefined;
+      readonly eventId: string;
+      readonly updates: readonly ChannelUpdate[];
+    }
+  | { readonly ok: false; readonly reason: string };
+
+/** A channel could not be reached, or answered something unusable: nothing is known to have happened there. */
+export class ChannelUnavailable extends Error {
+  constructor(
+    readonly channel: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ChannelUnavailable';
+  }
+}
+
+/** One channel. */
+export interface Connector {
+  /** The connector kind (`sandbox`, `psp-sim`). */
+  readonly kind: string;
+  /** The channel's name (from PAYGATE_CHANNELS; `sandbox` for the built-in one). */
+  readonly name: string;
+  /** The payment methods it serves. */
+  readonly methods: readonly { readonly currency: string; readonly code: string }[];
+  /** The currencies it pays out in. */
+  readonly payouts: readonly string[];
+  /** Registers a payment at the channel (idempotent on orderNo); throws ChannelUnavailable. */
+  createPayment(order: ChannelPaymentOrder): Promise<{ channelTradeNo: string | undefined; payerAction: PayerAction }>;
+  queryPayment(order: ChannelOrderRef): Promise<ChannelState | undefined>;
+  /** Sends a payout to the channel (idempotent on orderNo); throws ChannelUnavailable. */
+  createPayout(order: ChannelPayoutOrder): Promise<{ channelTradeNo: string | undefined }>;
+  /** Withdraws a payout not yet sent; false when the channel has already acted on it. */
+  releasePayout(order: ChannelOrderRef): Promise<boolean>;
+  queryPayout(order: ChannelOrderRef): Promise<ChannelState | undefined>;
+  /** Authenticates and parses a notification; the built-in sandbox channel refuses all. */
+  verifyNotification(raw: RawNotification, now: number): NotificationCheck;
+}
