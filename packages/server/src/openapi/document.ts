@@ -5,6 +5,7 @@ import { payoutPaths, payoutSchemas } from '../modules/payouts/openapi.js';
 import { ratePaths, rateSchemas } from '../modules/rates/openapi.js';
 import { webhookDeliveries, webhookPaths, webhookSchemas } from '../modules/webhooks/openapi.js';
 import type { PathItem, Schema } from './common.js';
+import { SIGNING_RECIPE } from './signing.js';
 
 const schemas: Record<string, Schema> = {
   Envelope: {
@@ -91,7 +92,8 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'Paygate merchant API',
       version: '1.0.0',
       description:
-        'Every request is signed (RFC 9421, Ed25519, label merchant) and every POST body is a libsodium sealed box inside the four-field envelope, with an RFC 9530 Content-Digest. Responses are {"msg":"SUCCESS","data":…} or {"msg":"<CODE>",…}; every response carries a Request-Id header.',
+        'Every request is signed (RFC 9421, Ed25519, label merchant) and every POST body is a libsodium sealed box inside the four-field envelope, with an RFC 9530 Content-Digest: see **Signing requests** below. Responses are `{"msg":"SUCCESS","data":…}` or `{"msg":"<CODE>",…}`; every response carries a Request-Id header.\n\n' +
+        SIGNING_RECIPE,
     },
     servers: [{ url: 'http://127.0.0.1:8080', description: 'Local sandbox (npm start)' }],
     components: {
@@ -101,7 +103,7 @@ export function openApiDocument(): Record<string, unknown> {
           in: 'header',
           name: 'Signature',
           description:
-            'RFC 9421 signature with the merchant Ed25519 key. Writes cover @method @path content-type content-encryption content-digest idempotency-key merchant-access-key; reads cover @method @path @query merchant-access-key. expires - created ≤ 300 s; nonce is a one-time UUID v4. The parameters created, expires, nonce and alg each appear once, in any order, with any optional whitespace RFC 8941 allows (keyid and others are refused); @signature-params is their canonical serialization in the order sent, so third-party RFC 9421 signers interoperate.',
+            'RFC 9421 signature with the merchant Ed25519 key. Writes cover @method @path content-type content-encryption content-digest idempotency-key merchant-access-key; reads cover @method @path @query merchant-access-key. expires - created ≤ 300 s; nonce is a one-time UUID v4. The parameters created, expires, nonce and alg each appear once, in any order, with any optional whitespace RFC 8941 allows (keyid and others are refused); @signature-params is their canonical serialization in the order sent, so third-party RFC 9421 signers interoperate. The full recipe with a worked example is under **Signing requests** in the introduction.',
         },
       },
       schemas,
