@@ -27,7 +27,7 @@ const SCALAR_CONFIGURATION = {
   metaData: { title: 'Paygate merchant API reference' },
   // Scalar's default light theme has greys and method colours under WCAG AA contrast.
   customCss:
-    '.light-mode{--scalar-color-2:#374151;--scalar-color-3:#4b5563;--scalar-color-green:#047857;--scalar-color-blue:#1d4ed8;--scalar-color-orange:#b45309;--scalar-color-red:#b91c1c;--scalar-color-purple:#6d28d9;--scalar-color-yellow:#854d0e}',
+    '.light-mode{--scalar-color-2:#374151;--scalar-color-3:#4b5563;--scalar-color-green:#047857;--scalar-color-blue:#1d4ed8;--scalar-color-orange:#b45309;--scalar-color-red:#b91c1c;--scalar-color-purple:#6d28d9;--scalar-color-yellow:#854d0e} pre code.hljs{white-space:pre-wrap!important;overflow-wrap:anywhere;overflow:visible!important}',
   forceDarkModeState: 'light',
   hideDarkModeToggle: true,
 };
