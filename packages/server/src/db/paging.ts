@@ -65,3 +65,69 @@ export async function keysetPage<R extends { created_at: Date; id: bigint }>(
     nextCursor: result.rows.length > query.pageSize && last ? encodeCursor(last.created_at, last.id) : null,
   };
 }
+
+/** What a count of a listing filters on: the same equality filters and time range as its pages. */
+export interface CountQuery {
+  /** The table (no joins). */
+  readonly from: string;
+  /** Equality filters by column; `undefined` values are left out. */
+  readonly equals: Readonly<Record<string, unknown>>;
+  /** Created at or after / at or before, Unix ms, inclusive. */
+  readonly createdFrom?: number | undefined;
+  readonly createdTo?: number | undefined;
+}
+
+/** How many rows a listing's filters match (the total shown next to its pages). */
+export async function countRows(db: Queryable, query: CountQuery): Promise<number> {
+  checkTimeRange({ from: query.createdFrom, to: query.createdTo });
+  const where: string[] = [];
+  const params: unknown[] = [];
+  for (const [column, value] of Object.entries(query.equals)) {
+    if (value === undefined) continue;
+    params.push(value);
+    where.push(`${column} = $${params.length}`);
+  }
+  if (query.createdFrom !== undefined) {
+    params.push(new Date(query.createdFrom));
+    where.push(`created_at >= $${params.length}`);
+  }
+  if (query.createdTo !== undefined) {
+    params.push(new Date(query.createdTo));
+    where.push(`created_at <= $${params.length}`);
+  }
+  const result = await db.query<{ n: bigint }>(
+    `SELECT count(*)::bigint AS n FROM ${query.from} WHERE ${where.join(' AND ')}`,
+    params,
+  );
+  return Number(result.rows[0]?.n ?? 0);
+}
+
+/** One status and currency of an order table over a period: how many orders and their amount. */
+export interface StatusTotal {
+  readonly status: string;
+  readonly currency: string;
+  readonly count: number;
+  readonly amountMinor: bigint;
+}
+
+/** Orders of one merchant created in [from, to] by status and currency (`payments` or `payouts`). */
+export async function statusTotals(
+  db: Queryable,
+  table: 'payments' | 'payouts',
+  merchantId: bigint,
+  range: { from: number; to: number },
+): Promise<StatusTotal[]> {
+  checkTimeRange(range);
+  const result = await db.query<{ status: string; currency: string; n: bigint; amount: bigint }>(
+    `SELECT status, currency, count(*)::bigint AS n, sum(amount_minor)::bigint AS amount FROM ${table}
+      WHERE merchant_id = $1 AND created_at >= $2 AND created_at <= $3
+      GROUP BY status, currency ORDER BY status, currency`,
+    [merchantId, new Date(range.from), new Date(range.to)],
+  );
+  return result.rows.map((r) => ({
+    status: r.status,
+    currency: r.currency,
+    count: Number(r.n),
+    amountMinor: r.amount,
+  }));
+}

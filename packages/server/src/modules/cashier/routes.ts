@@ -106,6 +106,7 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
       await payments.applyChannelReport(loaded.merchantId, {
         orderNo,
         status: action === 'pay' ? 'SUCCEEDED' : 'FAILED',
+        ...(action === 'fail' ? { failureReason: 'The payer declined on the sandbox cashier page' } : {}),
         ...(Object.keys(payer).length > 0 ? { payer } : {}),
       });
     } catch (error) {

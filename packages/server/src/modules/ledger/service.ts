@@ -215,6 +215,31 @@ export class Ledger {
     });
   }
 
+  /**
+   * A payment's fee and what the merchant nets: as booked when it SUCCEEDED (`booked`), otherwise
+   * what the rate table would charge on its amount if it were paid in full.
+   */
+  async paymentCharges(payment: PaymentRow): Promise<{ fee: string; net: string; booked: boolean }> {
+    const scale = scaleOf(payment.currency);
+    const legs = await this.db.query<{ kind: AccountKind; amount: bigint }>(
+      `SELECT a.kind, e.amount FROM ledger_transactions t
+         JOIN ledger_entries e ON e.transaction_id = t.id
+         JOIN ledger_accounts a ON a.id = e.account_id
+        WHERE t.reference = $1 AND (a.merchant_id = $2 OR a.kind = 'fee_revenue')`,
+      [`payment:${payment.order_no}:succeeded`, payment.merchant_id],
+    );
+    const fee = legs.rows.find((leg) => leg.kind === 'fee_revenue');
+    const net = legs.rows.find((leg) => leg.kind === 'available');
+    // A zero fee has no leg (entries are never zero).
+    if (net) return { fee: formatAmount(fee?.amount ?? 0n, scale), net: formatAmount(net.amount, scale), booked: true };
+    const expected = paymentFee(this.config.fees, payment.currency, payment.method, payment.amount_minor);
+    return {
+      fee: formatAmount(expected, scale),
+      net: formatAmount(payment.amount_minor - expected, scale),
+      booked: false,
+    };
+  }
+
   /** A merchant's balances per currency (minor units); currencies without accounts are absent. */
   async balances(merchantId: bigint): Promise<Map<string, { available: bigint; reserved: bigint }>> {
     const result = await this.db.query<{ currency: string; kind: MerchantAccountKind; balance: bigint }>(

@@ -164,6 +164,7 @@ export const paymentPaths: Record<string, PathItem> = {
           paidAmount: decimal('SUCCEEDED only; defaults to amount'),
           channelTradeNo: { type: 'string' },
           payer: ref('Payer'),
+          failureReason: { type: 'string', maxLength: 200, description: 'FAILED only: why (shown in the portal)' },
         },
       },
       data: ref('Payment'),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, prepared, type Queryable } from '../../db/db.js';
-import { keysetPage } from '../../db/paging.js';
+import { countRows, keysetPage, statusTotals } from '../../db/paging.js';
 import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookUrl } from '../../validation.js';
@@ -43,6 +43,8 @@ export interface PaymentRow {
   created_at: Date;
   updated_at: Date;
   finalized_at: Date | null;
+  /** Why a FAILED payment failed, when the channel said. */
+  failure_reason: string | null;
 }
 
 /** The payer as the channel reported it; members and the object itself are omitted when unknown. */
@@ -102,6 +104,8 @@ export interface ChannelReport {
   paidAmount?: string | undefined;
   channelTradeNo?: string | undefined;
   payer?: { name?: string | undefined; documentNumber?: string | undefined } | undefined;
+  /** Why the payment failed (FAILED reports only). */
+  failureReason?: string | undefined;
 }
 
 export interface ListFilters {
@@ -114,7 +118,8 @@ export interface ListFilters {
 
 /** Every column of PaymentRow, listed so that prepared statements keep their shape. */
 const PAYMENT_COLUMNS = `id, order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
-  status, paid_amount_minor, channel_trade_no, payer_name, payer_document, expires_at, created_at, updated_at, finalized_at`;
+  status, paid_amount_minor, channel_trade_no, payer_name, payer_document, expires_at, created_at, updated_at, finalized_at,
+  failure_reason`;
 
 /** The hot statements of creating and reading payments, prepared once per connection. */
 const INSERT_PAYMENT = prepared(
@@ -157,6 +162,7 @@ export class Payments {
           .optional(),
       })
       .optional(),
+    failureReason: z.string().trim().min(1).max(200).optional(),
   });
 
   constructor(
@@ -304,6 +310,28 @@ export class Payments {
     return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor };
   }
 
+  /** How many payments `list` would page through with these filters. */
+  async count(merchantId: bigint, filters: Omit<ListFilters, 'pageSize' | 'cursor'>): Promise<number> {
+    if (filters.status !== undefined && !PAYMENT_STATUSES.includes(filters.status as PaymentStatus)) {
+      throw validationFailed([{ field: 'status', message: `one of ${PAYMENT_STATUSES.join(', ')}` }]);
+    }
+    return countRows(this.db, {
+      from: 'payments',
+      equals: { merchant_id: merchantId, status: filters.status },
+      createdFrom: filters.from,
+      createdTo: filters.to,
+    });
+  }
+
+  /** Payments created in [from, to] by status and currency: count and amount (the portal's overview). */
+  async totals(merchantId: bigint, range: { from: number; to: number }) {
+    const rows = await statusTotals(this.db, 'payments', merchantId, range);
+    return rows.map(({ amountMinor, ...row }) => ({
+      ...row,
+      amount: formatAmount(amountMinor, scaleOf(row.currency)),
+    }));
+  }
+
   /** PENDING → CANCELED, with its event. */
   async cancel(merchantId: bigint, ref: OrderRef): Promise<PaymentView> {
     return this.db.transaction(async (tx) => {
@@ -356,6 +384,12 @@ export class Payments {
       if (report.status !== 'EXPIRED') {
         changes.channel_trade_no = report.channelTradeNo ?? row.channel_trade_no ?? channelTradeNo();
       }
+      if (report.failureReason !== undefined) {
+        if (report.status !== 'FAILED') {
+          throw validationFailed([{ field: 'failureReason', message: 'only a FAILED report carries failureReason' }]);
+        }
+        changes.failure_reason = report.failureReason;
+      }
       if (report.payer?.name !== undefined) changes.payer_name = report.payer.name;
       if (report.payer?.documentNumber !== undefined) changes.payer_document = report.payer.documentNumber;
       return this.view(await this.move(tx, row, report.status, changes));
@@ -376,7 +410,7 @@ export class Payments {
     const final = isFinalPayment(status);
     const result = await tx.query<PaymentRow>(
       `UPDATE payments SET status = $2, paid_amount_minor = $3, channel_trade_no = $4, payer_name = $5, payer_document = $6,
-              updated_at = $7, finalized_at = $8
+              updated_at = $7, finalized_at = $8, failure_reason = $9
         WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
       [
         row.id,
@@ -387,6 +421,7 @@ export class Payments {
         changes.payer_document ?? row.payer_document,
         now,
         final ? now : null,
+        changes.failure_reason ?? row.failure_reason,
       ],
     );
     const updated = result.rows[0] as PaymentRow;

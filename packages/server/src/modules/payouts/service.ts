@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
-import { keysetPage } from '../../db/paging.js';
+import { countRows, keysetPage, statusTotals } from '../../db/paging.js';
 import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
 import { ulid } from '../../ids.js';
 import { formatAmount, parseAmount } from '../../money.js';
@@ -375,6 +375,28 @@ export class Payouts {
       pageSize: filters.pageSize,
     });
     return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor };
+  }
+
+  /** How many payouts `list` would page through with these filters. */
+  async count(merchantId: bigint, filters: Omit<PayoutListFilters, 'pageSize' | 'cursor'>): Promise<number> {
+    if (filters.status !== undefined && !PAYOUT_STATUSES.includes(filters.status as PayoutStatus)) {
+      throw validationFailed([{ field: 'status', message: `one of ${PAYOUT_STATUSES.join(', ')}` }]);
+    }
+    return countRows(this.db, {
+      from: 'payouts',
+      equals: { merchant_id: merchantId, status: filters.status },
+      createdFrom: filters.from,
+      createdTo: filters.to,
+    });
+  }
+
+  /** Payouts created in [from, to] by status and currency: count and amount (the portal's overview). */
+  async totals(merchantId: bigint, range: { from: number; to: number }) {
+    const rows = await statusTotals(this.db, 'payouts', merchantId, range);
+    return rows.map(({ amountMinor, ...row }) => ({
+      ...row,
+      amount: formatAmount(amountMinor, scaleOf(row.currency)),
+    }));
   }
 
   /**

@@ -135,6 +135,10 @@ function finalLabel(status: string): string {
 
 export interface PaymentDetail {
   readonly payment: PaymentView;
+  /** The fee and net: booked on SUCCEEDED, else what the rate table would charge on the amount. */
+  readonly charges: { readonly fee: string; readonly net: string; readonly booked: boolean };
+  /** Why a FAILED payment failed, when the channel said. */
+  readonly failureReason: string | null;
   readonly timeline: readonly TimelineEntry[];
   readonly events: readonly EventView[];
 }
@@ -149,9 +153,16 @@ export interface PayoutDetail {
 /** A payment of the session's merchant, or ORDER_NOT_FOUND (also for other merchants' orders). */
 export async function paymentDetail(services: Services, merchantId: bigint, orderNo: string): Promise<PaymentDetail> {
   assertOrderNo(orderNo, 'PAYMENT');
-  const payment = await services.payments.get(merchantId, { orderNo });
+  const row = await services.payments.row(merchantId, { orderNo });
+  const payment = services.payments.view(row);
   const events = await eventsOf(services, merchantId, 'PAYMENT', orderNo);
-  return { payment, timeline: paymentTimeline(payment, events), events };
+  return {
+    payment,
+    charges: await services.ledger.paymentCharges(row),
+    failureReason: row.status === 'FAILED' ? row.failure_reason : null,
+    timeline: paymentTimeline(payment, events),
+    events,
+  };
 }
 
 export async function payoutDetail(services: Services, merchantId: bigint, orderNo: string): Promise<PayoutDetail> {

@@ -1,17 +1,18 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { DomainError } from '../../errors.js';
+import { DomainError, validationFailed } from '../../errors.js';
 import { errorHandler, success } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import { strictJsonBodies } from '../../http/strict-json.js';
-import { checkTimeRange, listQuery, merchantOrderNo, parseInput, parseQuery } from '../../validation.js';
+import { checkTimeRange, listQuery, merchantOrderNo, parseInput, parseQuery, unixMsParam } from '../../validation.js';
 import { MAX_ACTIVE_KEYS } from '../merchants/service.js';
 import { type PortalSession, sameToken } from './service.js';
 import { readCookie, sessionCookie } from './cookies.js';
 import { csvRow } from './csv.js';
 import { PortalError, type PortalErrorCode } from './errors.js';
-import { paymentDetail, payoutDetail, refFromText } from './orders.js';
+import { RESEND_FAILED_MAX } from '../webhooks/service.js';
+import { assertOrderNo, paymentDetail, payoutDetail, refFromText } from './orders.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -222,9 +223,10 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
       if (q.orderNo !== undefined) {
         checkTimeRange(q);
         const ref = refFromText(q.orderNo, 'PAYMENT');
-        return success(await single(() => services.payments.get(merchantId, ref), q));
+        return success(withTotal(await single(() => services.payments.get(merchantId, ref), q)));
       }
-      return success(await services.payments.list(merchantId, listFilters(q)));
+      const page = await services.payments.list(merchantId, listFilters(q));
+      return success({ ...page, total: await services.payments.count(merchantId, q) });
     });
     auth.get('/payments/:orderNo', async (request) => {
       const { orderNo } = parseInput(orderParam, request.params);
@@ -237,9 +239,10 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
       if (q.orderNo !== undefined) {
         checkTimeRange(q);
         const ref = refFromText(q.orderNo, 'PAYOUT');
-        return success(await single(() => services.payouts.get(merchantId, ref), q));
+        return success(withTotal(await single(() => services.payouts.get(merchantId, ref), q)));
       }
-      return success(await services.payouts.list(merchantId, listFilters(q)));
+      const page = await services.payouts.list(merchantId, listFilters(q));
+      return success({ ...page, total: await services.payouts.count(merchantId, q) });
     });
     auth.get('/payouts/:orderNo', async (request) => {
       const { orderNo } = parseInput(orderParam, request.params);
@@ -304,11 +307,103 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
     });
 
     registerEventRoutes(auth, services);
+    registerOverviewRoutes(auth, services);
+    registerOrderActionRoutes(auth, services);
   });
 }
 
-/** Re-sending a webhook event (same eventId and body, fresh signature); delivery is the webhooks module's. */
+/** A single-order answer (order number filter) with its total. */
+const withTotal = <T>(page: { items: T[]; nextCursor: string | null }) => ({ ...page, total: page.items.length });
+
+const DAY_MS = 86_400_000;
+/** The overview's period: `from`/`to` (Unix ms), the last 7 days by default, at most 366 days. */
+const periodQuery = z.object({ from: unixMsParam.optional(), to: unixMsParam.optional() });
+
+/** The landing page: payments and payouts by status over a period, balances, recent delivery failures. */
+function registerOverviewRoutes(auth: FastifyInstance, services: Services): void {
+  auth.get('/overview', async (request) => {
+    const merchantId = sessionOf(request).merchant.id;
+    const q = parseInput(periodQuery, queryOf(request, ['from', 'to']));
+    const to = q.to ?? services.now();
+    const from = q.from ?? to - 7 * DAY_MS;
+    checkTimeRange({ from, to });
+    if (to - from > 366 * DAY_MS) throw validationFailed([{ field: 'from', message: 'at most 366 days before to' }]);
+    const failures = await services.webhooks.list(merchantId, { status: 'failed', pageSize: 5 });
+    return success({
+      from,
+      to,
+      payments: await services.payments.totals(merchantId, { from, to }),
+      payouts: await services.payouts.totals(merchantId, { from, to }),
+      balances: await services.balances.list(merchantId),
+      failedEvents: await services.webhooks.count(merchantId, { status: 'failed' }),
+      recentFailures: failures.items,
+    });
+  });
+}
+
+/** Cancel, and the sandbox's channel buttons: the same service methods as the merchant API's. */
+function registerOrderActionRoutes(auth: FastifyInstance, services: Services): void {
+  const { payments, payouts, config } = services;
+  const sandboxOnly = () => {
+    if (config.environment !== 'sandbox') throw new DomainError('NOT_FOUND', 'only in the sandbox');
+  };
+  const orderNoOf = (request: FastifyRequest, type: 'PAYMENT' | 'PAYOUT') => {
+    const { orderNo } = parseInput(orderParam, request.params);
+    assertOrderNo(orderNo, type);
+    return orderNo;
+  };
+
+  auth.post('/payments/:orderNo/cancel', async (request) => {
+    const orderNo = orderNoOf(request, 'PAYMENT');
+    return success(await payments.cancel(sessionOf(request).merchant.id, { orderNo }));
+  });
+
+  const simulateBody = z.object({ status: z.string().max(20), failureReason: z.string().max(200).optional() }).strict();
+  auth.post('/sandbox/payments/:orderNo/simulate', async (request) => {
+    sandboxOnly();
+    const orderNo = orderNoOf(request, 'PAYMENT');
+    const body = parseInput(simulateBody, request.body);
+    return success(await payments.applyChannelReport(sessionOf(request).merchant.id, { ...body, orderNo }));
+  });
+  auth.post('/sandbox/payouts/:orderNo/simulate', async (request) => {
+    sandboxOnly();
+    const orderNo = orderNoOf(request, 'PAYOUT');
+    const body = parseInput(simulateBody.omit({ failureReason: true }), request.body);
+    return success(await payouts.applyChannelReport(sessionOf(request).merchant.id, { ...body, orderNo }));
+  });
+  auth.post('/sandbox/payouts/:orderNo/return', async (request) => {
+    sandboxOnly();
+    const orderNo = orderNoOf(request, 'PAYOUT');
+    parseInput(z.object({}).strict(), request.body);
+    return success(await payouts.returnPayout(sessionOf(request).merchant.id, { orderNo }));
+  });
+}
+
+const eventListQuery = listQuery.extend({
+  type: z.string().max(10).optional(),
+  orderStatus: z.string().max(20).optional(),
+});
+const EVENT_LIST_PARAMETERS = ['status', 'type', 'orderStatus', 'from', 'to', 'pageSize', 'cursor'];
+const recoverBody = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).strict();
+
+/**
+ * The merchant's webhook events across orders, and re-sending them (same eventId and body, fresh
+ * signature): one, or every failed one of a time range; delivery is the webhooks module's.
+ */
 function registerEventRoutes(auth: FastifyInstance, services: Services): void {
+  auth.get('/events', async (request) => {
+    const merchantId = sessionOf(request).merchant.id;
+    const q = parseInput(eventListQuery, queryOf(request, EVENT_LIST_PARAMETERS));
+    const filters = { status: q.status, orderType: q.type, orderStatus: q.orderStatus, from: q.from, to: q.to };
+    const page = await services.webhooks.list(merchantId, { ...filters, pageSize: q.pageSize, cursor: q.cursor });
+    return success({ ...page, total: await services.webhooks.count(merchantId, filters) });
+  });
+  // Bounded: at most RESEND_FAILED_MAX events per call; `remaining` says whether to call again.
+  auth.post('/events/recover', async (request) => {
+    const range = parseInput(recoverBody, request.body);
+    const result = await services.webhooks.resendFailed(sessionOf(request).merchant.id, range);
+    return success({ ...result, max: RESEND_FAILED_MAX });
+  });
   auth.post('/events/:eventId/resend', async (request) => {
     const { eventId } = request.params as { eventId: string };
     return success(await services.webhooks.resend(eventId, sessionOf(request).merchant.id));

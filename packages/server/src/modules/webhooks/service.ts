@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { signWebhook } from '@paygate/protocol';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/db.js';
-import { keysetPage } from '../../db/paging.js';
+import { countRows, keysetPage } from '../../db/paging.js';
+import { checkTimeRange } from '../../validation.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import { EVENT_ID } from '../../ids.js';
 import {
@@ -97,6 +98,61 @@ export function retryDelay(
   if (retryAfterMs === undefined) return delay;
   return Math.min(Math.max(delay, retryAfterMs), Math.max(...schedule));
 }
+
+/** Events one `resendFailed` call resends at most. */
+export const RESEND_FAILED_MAX = 1_000;
+
+/**
+ * What a deliberate resend sets ($2: now): a pending event becomes due now with its budget; a
+ * delivered or failed one gets exactly one more attempt.
+ */
+const RESEND_SET = `attempt_budget = CASE WHEN delivery_status = 'pending' THEN attempt_budget ELSE attempt_count + 1 END,
+              delivery_status = 'pending', next_attempt_at = $2, lease_owner = NULL, lease_expires_at = NULL,
+              -- A deliberate resend is not an automatic retry: a closed window opens for it.
+              deliver_until = CASE WHEN deliver_until IS NOT NULL AND deliver_until < $2 THEN $2 + interval '1 hour' ELSE deliver_until END`;
+
+/** Filters of a merchant's event list. */
+export interface EventFilters {
+  readonly orderNo?: string | undefined;
+  /** Delivery status: pending, delivered or failed. */
+  readonly status?: string | undefined;
+  /** PAYMENT or PAYOUT. */
+  readonly orderType?: string | undefined;
+  /** The order status the event announces (SUCCEEDED, FAILED, …). */
+  readonly orderStatus?: string | undefined;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
+  readonly pageSize: number;
+  readonly cursor?: string | undefined;
+}
+
+function checkEventFilters(filters: Omit<EventFilters, 'pageSize' | 'cursor'>): void {
+  const errors = [];
+  if (filters.status !== undefined && !['pending', 'delivered', 'failed'].includes(filters.status)) {
+    errors.push({ field: 'status', message: 'one of delivered, pending, failed' });
+  }
+  if (filters.orderType !== undefined && !['PAYMENT', 'PAYOUT'].includes(filters.orderType)) {
+    errors.push({ field: 'type', message: 'PAYMENT or PAYOUT' });
+  }
+  if (filters.orderStatus !== undefined && !/^[A-Z]{1,20}$/.test(filters.orderStatus)) {
+    errors.push({ field: 'orderStatus', message: 'an order status (SUCCEEDED, FAILED, …)' });
+  }
+  if (errors.length > 0) throw validationFailed(errors);
+  checkTimeRange(filters);
+}
+
+const eventEquals = (merchantId: bigint, filters: Omit<EventFilters, 'pageSize' | 'cursor'>) => ({
+  merchant_id: merchantId,
+  order_no: filters.orderNo,
+  delivery_status: filters.status,
+  order_type: filters.orderType,
+  status: filters.orderStatus,
+});
+
+const timeRange = (filters: { from?: number | undefined; to?: number | undefined }) => ({
+  createdFrom: filters.from,
+  createdTo: filters.to,
+});
 
 /** An event claimed by a worker, leased to it until it is settled or the lease runs out. */
 export type ClaimedEvent = EventRow;
@@ -362,24 +418,15 @@ export class Webhooks {
     }));
   }
 
-  /** A merchant's events, newest first, by order, delivery status and creation time, with a cursor. */
-  async list(
-    merchantId: bigint,
-    filters: {
-      orderNo?: string | undefined;
-      status?: string | undefined;
-      from?: number | undefined;
-      to?: number | undefined;
-      pageSize: number;
-      cursor?: string | undefined;
-    },
-  ): Promise<{ items: EventView[]; nextCursor: string | null }> {
-    if (filters.status !== undefined && !['pending', 'delivered', 'failed'].includes(filters.status)) {
-      throw validationFailed([{ field: 'status', message: 'one of delivered, pending, failed' }]);
-    }
+  /**
+   * A merchant's events, newest first, by order, delivery status, order type, order status
+   * (`orderStatus`) and creation time, with a cursor.
+   */
+  async list(merchantId: bigint, filters: EventFilters): Promise<{ items: EventView[]; nextCursor: string | null }> {
+    checkEventFilters(filters);
     const page = await keysetPage<EventRow>(this.db, {
       select: 'SELECT * FROM events',
-      equals: { merchant_id: merchantId, order_no: filters.orderNo, delivery_status: filters.status },
+      equals: eventEquals(merchantId, filters),
       from: filters.from,
       to: filters.to,
       cursor: filters.cursor,
@@ -393,6 +440,41 @@ export class Webhooks {
     return { items, nextCursor: page.nextCursor };
   }
 
+  /** How many of a merchant's events match `filters` (the same filters as `list`). */
+  async count(merchantId: bigint, filters: Omit<EventFilters, 'pageSize' | 'cursor'>): Promise<number> {
+    checkEventFilters(filters);
+    return countRows(this.db, { from: 'events', equals: eventEquals(merchantId, filters), ...timeRange(filters) });
+  }
+
+  /**
+   * Resends every failed event of the merchant created in [from, to], oldest first, at most
+   * `limit` per call (each exactly like `resend`); answers how many were resent and how many
+   * failed ones of the range are left for the next call.
+   */
+  async resendFailed(
+    merchantId: bigint,
+    range: { from: number; to: number },
+    limit = RESEND_FAILED_MAX,
+  ): Promise<{ resent: number; remaining: number }> {
+    checkTimeRange(range);
+    const now = new Date(this.now());
+    return this.db.transaction(async (tx) => {
+      const resent = await tx.query(
+        `UPDATE events SET ${RESEND_SET}
+          WHERE id IN (SELECT id FROM events
+                        WHERE merchant_id = $1 AND delivery_status = 'failed' AND created_at >= $3 AND created_at <= $4
+                        ORDER BY created_at, id LIMIT $5 FOR UPDATE)`,
+        [merchantId, now, new Date(range.from), new Date(range.to), limit],
+      );
+      const left = await tx.query<{ n: bigint }>(
+        `SELECT count(*)::bigint AS n FROM events
+          WHERE merchant_id = $1 AND delivery_status = 'failed' AND created_at >= $2 AND created_at <= $3`,
+        [merchantId, new Date(range.from), new Date(range.to)],
+      );
+      return { resent: resent.rowCount ?? 0, remaining: Number(left.rows[0]?.n ?? 0) };
+    });
+  }
+
   /**
    * Delivers an event once more: same eventId and body, a fresh signature. A pending event is
    * made due now; a delivered or failed one gets one more attempt. `merchantId` limits it to the
@@ -402,14 +484,10 @@ export class Webhooks {
     if (!EVENT_ID.test(eventId)) throw validationFailed([{ field: 'eventId', message: 'an eventId (evt_…)' }]);
     const now = new Date(this.now());
     const result = await this.db.query<EventRow>(
-      `UPDATE events SET
-              attempt_budget = CASE WHEN delivery_status = 'pending' THEN COALESCE(attempt_budget, $3) ELSE attempt_count + 1 END,
-              delivery_status = 'pending', next_attempt_at = $2, lease_owner = NULL, lease_expires_at = NULL,
-              -- A deliberate resend is not an automatic retry: a closed window opens for it.
-              deliver_until = CASE WHEN deliver_until IS NOT NULL AND deliver_until < $2 THEN $2 + interval '1 hour' ELSE deliver_until END
-        WHERE event_id = $1 ${merchantId === undefined ? '' : 'AND merchant_id = $4'}
+      `UPDATE events SET ${RESEND_SET}
+        WHERE event_id = $1 ${merchantId === undefined ? '' : 'AND merchant_id = $3'}
         RETURNING *`,
-      merchantId === undefined ? [eventId, now, this.defaultBudget] : [eventId, now, this.defaultBudget, merchantId],
+      merchantId === undefined ? [eventId, now] : [eventId, now, merchantId],
     );
     const row = result.rows[0];
     if (!row) throw new DomainError('EVENT_NOT_FOUND', 'no such event');
