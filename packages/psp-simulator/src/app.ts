@@ -18,7 +18,11 @@ const amount = z
   .string()
   .regex(/^(0|[1-9][0-9]{0,14})(\.[0-9]{1,8})?$/, 'a decimal string such as "10.50"')
   .refine((value) => /[1-9]/.test(value), 'greater than zero');
-const reference = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and -');
+const reference = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and -');
 const currency = z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code');
 const notifyUrl = z
   .string()

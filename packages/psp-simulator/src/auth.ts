@@ -59,10 +59,12 @@ export function sign(
 }
 
 /** Request headers as node (`IncomingMessage.headers`) or fetch (`Headers`) gives them. */
-export type HeaderSource = { get(name: string): string | null } | Readonly<Record<string, string | string[] | undefined>>;
+export type HeaderSource =
+  { get(name: string): string | null } | Readonly<Record<string, string | string[] | undefined>>;
 
 function header(headers: HeaderSource, name: string): string | undefined {
-  if (typeof headers.get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  if (typeof headers.get === 'function')
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const record = headers as Readonly<Record<string, string | string[] | undefined>>;
   const lower = name.toLowerCase();
   for (const key of Object.keys(record)) {
@@ -85,7 +87,8 @@ export interface VerifyOptions {
   readonly maxSkewSeconds?: number;
 }
 
-export type VerifyFailure = 'missing_headers' | 'malformed_headers' | 'stale_timestamp' | 'bad_signature' | 'replayed_nonce';
+export type VerifyFailure =
+  'missing_headers' | 'malformed_headers' | 'stale_timestamp' | 'bad_signature' | 'replayed_nonce';
 
 export type VerifyResult =
   | { readonly ok: true; readonly timestamp: number; readonly nonce: string }

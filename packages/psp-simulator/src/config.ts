@@ -33,7 +33,9 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0
 export function parseConfig(env: NodeJS.ProcessEnv): SimulatorConfig {
   const secret = env.PSP_SECRET;
   if (secret === undefined || secret === '') {
-    throw new ConfigError('PSP_SECRET is required (the secret shared with the platform channel that uses this simulator)');
+    throw new ConfigError(
+      'PSP_SECRET is required (the secret shared with the platform channel that uses this simulator)',
+    );
   }
   const port = integer(env, 'PSP_PORT', 9100);
   if (port > 65_535) throw new ConfigError(`PSP_PORT must be a port number, got "${port}"`);

@@ -61,7 +61,11 @@ export class Notifier {
   async #attempt(entry: OutboxEntry): Promise<boolean> {
     const url = new URL(entry.url);
     const path = `${url.pathname}${url.search}`;
-    const headers = sign(this.options.secret, { method: 'POST', path, body: entry.body }, { now: this.clock(), nonce: randomUUID() });
+    const headers = sign(
+      this.options.secret,
+      { method: 'POST', path, body: entry.body },
+      { now: this.clock(), nonce: randomUUID() },
+    );
     let failure: string;
     try {
       const response = await fetch(url, {
@@ -74,7 +78,10 @@ export class Notifier {
       await response.arrayBuffer().catch(() => undefined);
       if (response.status >= 200 && response.status < 300) {
         this.store.commit([{ t: 'outbox-done', key: entry.key }]);
-        this.log.info({ event: entry.eventId, url: entry.url, attempts: entry.attempts + 1 }, 'notification acknowledged');
+        this.log.info(
+          { event: entry.eventId, url: entry.url, attempts: entry.attempts + 1 },
+          'notification acknowledged',
+        );
         return true;
       }
       failure = `HTTP ${response.status}`;
@@ -85,7 +92,10 @@ export class Notifier {
     const attempts = entry.attempts + 1;
     const nextAttemptAt = this.clock() + backoff(attempts, this.options);
     this.store.commit([{ t: 'outbox', v: { ...entry, attempts, nextAttemptAt, lastError: failure } }]);
-    this.log.warn({ event: entry.eventId, url: entry.url, attempts, nextAttemptAt, error: failure }, 'notification not acknowledged');
+    this.log.warn(
+      { event: entry.eventId, url: entry.url, attempts, nextAttemptAt, error: failure },
+      'notification not acknowledged',
+    );
     return false;
   }
 }

@@ -110,7 +110,11 @@ export class Provider {
   createCharge(input: CreateCharge): { charge: Charge; created: boolean } {
     const existing = this.chargeByReference(input.reference);
     if (existing) {
-      if (existing.amount !== input.amount || existing.currency !== input.currency || existing.method !== input.method) {
+      if (
+        existing.amount !== input.amount ||
+        existing.currency !== input.currency ||
+        existing.method !== input.method
+      ) {
         throw new ProviderError(409, `reference ${input.reference} is already a charge with other terms`);
       }
       return { charge: existing, created: false };
@@ -163,13 +167,19 @@ export class Provider {
           finalAt: now,
         }
       : { ...charge, status: 'declined', updatedAt: now, finalAt: now };
-    this.store.commit([{ t: 'charge', v: settled }, ...this.#notify('charge.updated', this.chargeView(settled), settled.notifyUrl)]);
+    this.store.commit([
+      { t: 'charge', v: settled },
+      ...this.#notify('charge.updated', this.chargeView(settled), settled.notifyUrl),
+    ]);
     return settled;
   }
 
   #expire(charge: Charge, now: number): void {
     const expired: Charge = { ...charge, status: 'expired', updatedAt: now, finalAt: now };
-    this.store.commit([{ t: 'charge', v: expired }, ...this.#notify('charge.updated', this.chargeView(expired), expired.notifyUrl)]);
+    this.store.commit([
+      { t: 'charge', v: expired },
+      ...this.#notify('charge.updated', this.chargeView(expired), expired.notifyUrl),
+    ]);
   }
 
   // ---- transfers
@@ -234,9 +244,16 @@ export class Provider {
 
   /** The payee's bank sent the money back. */
   returnTransfer(transfer: Transfer): Transfer {
-    if (transfer.status !== 'sent') throw new ProviderError(409, `transfer ${transfer.id} is ${transfer.status}, not sent`);
+    if (transfer.status !== 'sent')
+      throw new ProviderError(409, `transfer ${transfer.id} is ${transfer.status}, not sent`);
     const now = this.clock();
-    const returned: Transfer = { ...transfer, status: 'returned', returnId: newId('rt'), returnedAt: now, updatedAt: now };
+    const returned: Transfer = {
+      ...transfer,
+      status: 'returned',
+      returnId: newId('rt'),
+      returnedAt: now,
+      updatedAt: now,
+    };
     this.store.commit([
       { t: 'transfer', v: returned },
       ...this.#notify('transfer.updated', this.transferView(returned), returned.notifyUrl),
@@ -326,12 +343,25 @@ export class Provider {
         // A transfer returned later was sent on its own day: that day's line says so.
         const status = t.status === 'returned' ? 'sent' : t.status;
         const fee = status === 'sent' ? this.#fee(t.amount) : zero(t.amount);
-        rows.push({ at: t.finalAt, cells: ['transfer', t.id, t.reference, status, t.currency, t.amount, '', fee, iso(t.finalAt)] });
+        rows.push({
+          at: t.finalAt,
+          cells: ['transfer', t.id, t.reference, status, t.currency, t.amount, '', fee, iso(t.finalAt)],
+        });
       }
       if (inDay(t.returnedAt) && t.returnId !== undefined) {
         rows.push({
           at: t.returnedAt,
-          cells: ['return', t.returnId, t.reference, 'returned', t.currency, t.amount, '', zero(t.amount), iso(t.returnedAt)],
+          cells: [
+            'return',
+            t.returnId,
+            t.reference,
+            'returned',
+            t.currency,
+            t.amount,
+            '',
+            zero(t.amount),
+            iso(t.returnedAt),
+          ],
         });
       }
     }

@@ -125,7 +125,9 @@ describe('simulator API', () => {
 
     const other = orderNo('P');
     await psp.call('POST', '/v1/charges', charge(other));
-    assert.deepEqual((await psp.control('/control/payments/complete', { reference: other, status: 'FAILED' })).body, { ok: true });
+    assert.deepEqual((await psp.control('/control/payments/complete', { reference: other, status: 'FAILED' })).body, {
+      ok: true,
+    });
     assert.equal((await psp.call('GET', `/v1/charges?reference=${other}`)).body.status, 'declined');
     const unknown = await psp.control('/control/payments/complete', { reference: 'P404', status: 'SUCCEEDED' });
     assert.equal(unknown.status, 404);
@@ -143,7 +145,10 @@ describe('simulator API', () => {
     assert.deepEqual((await psp.call('GET', `/v1/transfers/${created.body.id}`)).body, created.body);
     assert.deepEqual((await psp.call('GET', `/v1/transfers?reference=${reference}`)).body, created.body);
     assert.equal((await psp.call('GET', '/v1/transfers?reference=W404')).status, 404);
-    assert.equal((await psp.call('POST', '/v1/transfers', { ...transfer(orderNo('W')), payee: { name: 'x' } })).status, 400);
+    assert.equal(
+      (await psp.call('POST', '/v1/transfers', { ...transfer(orderNo('W')), payee: { name: 'x' } })).status,
+      400,
+    );
 
     const canceled = await psp.call('POST', `/v1/transfers/${created.body.id}/cancel`);
     assert.equal(canceled.status, 200);
@@ -155,8 +160,14 @@ describe('simulator API', () => {
   test('control payouts/complete and payouts/return', async () => {
     const reference = orderNo('W');
     const created = await psp.call('POST', '/v1/transfers', transfer(reference));
-    assert.equal((await psp.control('/control/payouts/return', { reference })).status, 409, 'a queued transfer cannot return');
-    assert.deepEqual((await psp.control('/control/payouts/complete', { reference, status: 'SUCCEEDED' })).body, { ok: true });
+    assert.equal(
+      (await psp.control('/control/payouts/return', { reference })).status,
+      409,
+      'a queued transfer cannot return',
+    );
+    assert.deepEqual((await psp.control('/control/payouts/complete', { reference, status: 'SUCCEEDED' })).body, {
+      ok: true,
+    });
     assert.equal((await psp.call('GET', `/v1/transfers/${created.body.id}`)).body.status, 'sent');
     assert.equal((await psp.call('POST', `/v1/transfers/${created.body.id}/cancel`)).status, 409);
     const before = Date.now();

@@ -64,10 +64,10 @@ describe('auth: sign and verify', () => {
     const headers = sign(SECRET, request, { now: NOW, nonce: NONCE });
     const options = { now: NOW, nonceSeen: () => false };
     assert.deepEqual(verify(SECRET, { ...request, headers: {} }, options), { ok: false, reason: 'missing_headers' });
-    assert.deepEqual(
-      verify(SECRET, { ...request, headers: { ...headers, 'PSP-Signature': 'v2=00' } }, options),
-      { ok: false, reason: 'malformed_headers' },
-    );
+    assert.deepEqual(verify(SECRET, { ...request, headers: { ...headers, 'PSP-Signature': 'v2=00' } }, options), {
+      ok: false,
+      reason: 'malformed_headers',
+    });
     // fetch's Headers and node's lower-cased header records both work.
     const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
     assert.equal(verify(SECRET, { ...request, headers: lower }, options).ok, true);
@@ -82,7 +82,13 @@ describe('auth over HTTP: the API refuses with 401 {"error":"unauthorized"}', ()
   });
   after(() => psp.stop());
 
-  const charge = { reference: 'P000000000000000001', amount: '10.00', currency: 'BRL', method: 'PIX', notifyUrl: 'http://127.0.0.1:1/n' };
+  const charge = {
+    reference: 'P000000000000000001',
+    amount: '10.00',
+    currency: 'BRL',
+    method: 'PIX',
+    notifyUrl: 'http://127.0.0.1:1/n',
+  };
 
   test('good, wrong secret, tampered body, stale timestamp, replay, unsigned', async () => {
     assert.equal((await psp.call('POST', '/v1/charges', charge)).status, 201);
@@ -93,11 +99,23 @@ describe('auth over HTTP: the API refuses with 401 {"error":"unauthorized"}', ()
     });
 
     const send = (headers: Record<string, string>, body: string) =>
-      fetch(`${psp.url}/v1/charges`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
+      fetch(`${psp.url}/v1/charges`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+      });
     const raw = JSON.stringify({ ...charge, reference: 'P000000000000000002' });
-    const headers = sign(SECRET, { method: 'POST', path: '/v1/charges', body: raw }, { now: Date.now(), nonce: randomUUID() });
+    const headers = sign(
+      SECRET,
+      { method: 'POST', path: '/v1/charges', body: raw },
+      { now: Date.now(), nonce: randomUUID() },
+    );
     assert.equal((await send(headers, raw.replace('10.00', '99.00'))).status, 401);
-    const stale = sign(SECRET, { method: 'POST', path: '/v1/charges', body: raw }, { now: Date.now() - 400_000, nonce: randomUUID() });
+    const stale = sign(
+      SECRET,
+      { method: 'POST', path: '/v1/charges', body: raw },
+      { now: Date.now() - 400_000, nonce: randomUUID() },
+    );
     assert.equal((await send(stale, raw)).status, 401);
     assert.equal((await send(headers, raw)).status, 201);
     assert.equal((await send(headers, raw)).status, 401, 'the same nonce again is a replay');

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { buildSimulator, type Simulator } from '../src/app.js';
+import { buildSimulator } from '../src/app.js';
 import { NonceCache, sign, verify } from '../src/auth.js';
 import type { SimulatorConfig } from '../src/config.js';
 
@@ -63,7 +63,13 @@ export interface Answer {
 }
 
 /** A signed call to the simulator's API, as the platform's connector makes it. */
-export async function call(base: string, method: string, path: string, body?: unknown, secret = SECRET): Promise<Answer> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  secret = SECRET,
+): Promise<Answer> {
   const raw = body === undefined ? '' : JSON.stringify(body);
   const headers = sign(secret, { method, path, body: raw }, { now: Date.now(), nonce: randomUUID() });
   const response = await fetch(`${base}${path}`, {
@@ -85,7 +91,7 @@ export async function control(base: string, path: string, body: unknown): Promis
 
 async function answer(response: Response): Promise<Answer> {
   const text = await response.text();
-  let body: unknown = undefined;
+  let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
@@ -153,4 +159,5 @@ export const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 let counter = 0;
 /** A platform-shaped order number, unique per test run. */
-export const orderNo = (prefix: 'P' | 'W') => `${prefix}${String(Date.now()).padStart(13, '0')}${String(++counter).padStart(5, '0')}`;
+export const orderNo = (prefix: 'P' | 'W') =>
+  `${prefix}${String(Date.now()).padStart(13, '0')}${String(++counter).padStart(5, '0')}`;

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { after, describe, test } from 'node:test';
+import { SECRET, call, control, orderNo, startReceiver, tempDir, waitFor } from './helpers.js';
+
+const BIN = fileURLToPath(new URL('../bin/paygate-psp.js', import.meta.url));
+
+/** Starts `paygate-psp` as its own process (as `npx paygate-psp` does) and waits for its "listening" line. */
+async function startProcess(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; lines: string[] }> {
+  const child = spawn(process.execPath, [BIN], {
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      PSP_PORT: '0',
+      PSP_TICK_MS: '20',
+      PSP_RETRY_BASE_MS: '20',
+      PSP_RETRY_MAX_MS: '50',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+  await waitFor(() => lines.some((line) => line.includes('paygate-psp listening')), 'the simulator to listen', 20_000);
+  const listening = JSON.parse(lines.find((line) => line.includes('paygate-psp listening')) as string) as {
+    url: string;
+  };
+  return { child, url: listening.url, lines };
+}
+
+describe('the paygate-psp process', () => {
+  const temp = tempDir();
+  after(() => temp.remove());
+
+  test('refuses to start without PSP_SECRET, with one clear line', () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PSP_DATA_DIR: temp.dir };
+    delete env.PSP_SECRET;
+    const result = spawnSync(process.execPath, [BIN], { env, encoding: 'utf8', timeout: 20_000 });
+    assert.equal(result.status, 1);
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+    assert.match(result.stderr, /^paygate-psp: PSP_SECRET is required/);
+  });
+
+  test('kill -9 with a notification pending: after a restart it is delivered, same bytes; state intact', async () => {
+    const statuses = Array.from({ length: 10_000 }, () => 500);
+    const receiver = await startReceiver(statuses);
+    const env = { PSP_SECRET: SECRET, PSP_DATA_DIR: `${temp.dir}/state` };
+    try {
+      const first = await startProcess(env);
+      const reference = orderNo('P');
+      const created = await call(first.url, 'POST', '/v1/charges', {
+        reference,
+        amount: '77.70',
+        currency: 'BRL',
+        method: 'PIX',
+        notifyUrl: receiver.url,
+      });
+      assert.equal(created.status, 201);
+      const w = orderNo('W');
+      const transfer = await call(first.url, 'POST', '/v1/transfers', {
+        reference: w,
+        amount: '12.00',
+        currency: 'BRL',
+        payee: { name: 'Ana', accountNumber: '1' },
+        notifyUrl: receiver.url,
+      });
+      assert.deepEqual(
+        (await control(first.url, '/control/payments/complete', { reference, status: 'SUCCEEDED' })).body,
+        {
+          ok: true,
+        },
+      );
+      await waitFor(() => receiver.attempts.length >= 2, 'failed attempts before the kill');
+      first.child.kill('SIGKILL');
+      await once(first.child, 'exit');
+      const before = receiver.attempts[0]?.raw;
+      assert.ok(before);
+      assert.equal(receiver.received.length, 0);
+
+      statuses.length = 0; // the platform is back: every delivery is acknowledged from now on
+      const second = await startProcess(env);
+      await waitFor(() => receiver.received.length === 1, 'the pending notification after the restart');
+      assert.equal(receiver.received[0]?.raw, before, 'exactly the notification pending before the kill');
+      assert.equal(receiver.received[0]?.body.object.status, 'paid');
+
+      const charge = await call(second.url, 'GET', `/v1/charges?reference=${reference}`);
+      assert.equal(charge.body.id, created.body.id);
+      assert.equal(charge.body.status, 'paid');
+      assert.equal((await call(second.url, 'GET', `/v1/transfers/${transfer.body.id}`)).body.status, 'queued');
+      // Idempotency on reference survives the restart too.
+      const again = await call(second.url, 'POST', '/v1/charges', {
+        reference,
+        amount: '77.70',
+        currency: 'BRL',
+        method: 'PIX',
+        notifyUrl: receiver.url,
+      });
+      assert.equal(again.status, 200);
+      assert.equal(again.body.id, created.body.id);
+
+      second.child.kill('SIGTERM');
+      const [code] = (await once(second.child, 'exit')) as [number | null];
+      assert.equal(code, 0, 'SIGTERM stops gracefully');
+      assert.ok(second.lines.some((line) => line.includes('"msg":"stopped"')));
+      for (const line of second.lines.filter((l) => l.startsWith('{'))) JSON.parse(line); // JSON lines
+    } finally {
+      await receiver.close();
+    }
+  });
+});
