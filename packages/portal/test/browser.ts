@@ -21,6 +21,13 @@ const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
+/**
+ * The `skip` option of every browser suite: a message when PAYGATE_SKIP_BROWSER=1 (for machines
+ * without Chromium), false otherwise. Without it a missing browser fails loudly (launchChromium).
+ */
+export const SKIP_BROWSER: string | false =
+  process.env.PAYGATE_SKIP_BROWSER === '1' ? 'PAYGATE_SKIP_BROWSER=1: the browser (Chromium) tests are skipped' : false;
+
 /** Launches Chromium; a missing browser fails the suite loudly (it never passes by skipping). */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {

@@ -19,7 +19,7 @@ import {
 } from '../../server/test/harness.js';
 import { portalUser } from '../../server/test/portal-harness.js';
 import { type Receiver, startReceiver } from '../../server/test/receiver.js';
-import { axeViolations, ensurePortalBuilt, launchChromium, screenshot, textOf } from './browser.js';
+import { axeViolations, ensurePortalBuilt, launchChromium, screenshot, SKIP_BROWSER, textOf } from './browser.js';
 
 interface Payment {
   orderNo: string;
@@ -29,7 +29,7 @@ interface Payment {
   payer?: { name?: string; documentNumber?: string };
 }
 
-describe('merchant portal in Chromium', () => {
+describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
   let platform: TestPlatform;
   let browser: Browser;
   let shopA: TestMerchant;

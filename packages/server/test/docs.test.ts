@@ -69,7 +69,11 @@ for (const database of databases()) {
   });
 }
 
-describe('/docs in Chromium', () => {
+/** PAYGATE_SKIP_BROWSER=1 skips the browser suites (as packages/portal's do), with this message. */
+const SKIP_BROWSER =
+  process.env.PAYGATE_SKIP_BROWSER === '1' ? 'PAYGATE_SKIP_BROWSER=1: the browser (Chromium) tests are skipped' : false;
+
+describe('/docs in Chromium', { skip: SKIP_BROWSER }, () => {
   let platform: TestPlatform;
   let browser: Browser;
   before(async () => {
