@@ -8,6 +8,7 @@ import { ulid } from './ids.js';
 import { adminRoutes } from './modules/admin/routes.js';
 import { balanceRoutes } from './modules/balances/routes.js';
 import { cashierRoutes } from './modules/cashier/routes.js';
+import { channelRoutes } from './modules/channels/routes.js';
 import { docsRoutes } from './modules/reference/routes.js';
 import { ledgerRoutes } from './modules/ledger/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -124,6 +125,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       }),
     { prefix: '/api/v1' },
   );
+
+  // Channel notifications: outside the merchant API's authentication (each channel signs its own).
+  await app.register(async (channels) => channelRoutes(channels, services));
 
   // The merchant portal: its web app under /portal, its cookie-session API under /portal/api, and
   // (sandbox only) the cashier page at each payment's cashierUrl.

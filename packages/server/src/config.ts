@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { httpUrl } from './http/url.js';
+import { type ChannelSettings, loadChannelsFile } from './modules/channels/settings.js';
 import { DEFAULT_FEES, type FeeSchedule, feesJson } from './modules/rates/fees.js';
 
 /** Where the platform runs: keys, access keys and data of one never work in the other. */
@@ -45,6 +46,8 @@ export interface Config {
   readonly paymentExpiryMs: number;
   /** A channel-routed order left PENDING or PROCESSING this long is queried at its channel (`PAYGATE_CHANNEL_POLL_AFTER`). */
   readonly channelPollAfterMs: number;
+  /** The configured channels (`PAYGATE_CHANNELS`), validated at start-up; the built-in sandbox channel is not listed. */
+  readonly channels: readonly ChannelSettings[];
   /** Requests per second each merchant may make (bursts up to twice that); 0 turns limiting off. */
   readonly rateLimitPerSecond: number;
   /** Whether to run the webhook dispatcher and sweepers inside the server process. */
@@ -141,6 +144,7 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
   PAYGATE_CHANNEL_POLL_AFTER: duration.default(60_000),
+  PAYGATE_CHANNELS: z.string().optional(),
   PAYGATE_WORKERS: bool.default(true),
   PAYGATE_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   PAYGATE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
@@ -171,6 +175,14 @@ export function parseConfig(
   if (e.PAYGATE_ENV === 'production' && e.PAYGATE_MASTER_KEY === undefined && overrides.masterKey === undefined) {
     throw new ConfigError('invalid configuration: PAYGATE_MASTER_KEY is required in production');
   }
+  let channels: readonly ChannelSettings[] = [];
+  if (e.PAYGATE_CHANNELS !== undefined && overrides.channels === undefined) {
+    try {
+      channels = loadChannelsFile(e.PAYGATE_CHANNELS, cwd);
+    } catch (error) {
+      throw new ConfigError(`invalid configuration: ${(error as Error).message}`, { cause: error });
+    }
+  }
   const dataDir = isAbsolute(e.PAYGATE_DATA_DIR) ? e.PAYGATE_DATA_DIR : resolve(cwd, e.PAYGATE_DATA_DIR);
   const displayHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
   const config: Config = {
@@ -193,6 +205,7 @@ export function parseConfig(
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
     paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
     channelPollAfterMs: e.PAYGATE_CHANNEL_POLL_AFTER,
+    channels,
     runWorkers: e.PAYGATE_WORKERS,
     workerMetricsPort: e.PAYGATE_WORKER_METRICS_PORT,
     webhookConcurrency: e.PAYGATE_WEBHOOK_CONCURRENCY,

@@ -14,7 +14,9 @@ export type ErrorCode =
   | 'BAD_REQUEST'
   /** Too many header lines, or a request head over its size limit (http/header-limits.ts). */
   | 'REQUEST_HEADER_FIELDS_TOO_LARGE'
-  | 'NOT_IMPLEMENTED';
+  | 'NOT_IMPLEMENTED'
+  /** The order's channel could not be reached; nothing was created or changed (modules/channels). */
+  | 'CHANNEL_UNAVAILABLE';
 
 /** One problem with one input field. */
 export interface FieldError {
@@ -38,5 +40,7 @@ export const validationFailed = (fieldErrors: readonly FieldError[]) =>
   new DomainError('VALIDATION_FAILED', 'the request is not valid', fieldErrors);
 export const orderNotFound = () => new DomainError('ORDER_NOT_FOUND', 'no such order');
 export const invalidState = (message: string) => new DomainError('INVALID_STATE', message);
+export const channelUnavailable = (channel: string) =>
+  new DomainError('CHANNEL_UNAVAILABLE', `the channel ${channel} is unavailable; nothing was done, retry later`);
 export const duplicateOrder = () =>
   new DomainError('DUPLICATE_ORDER', 'an order with this merchantOrderNo exists with different fields');

@@ -3,6 +3,7 @@ import { loadMasterKey, secretSealer } from './crypto/master-key.js';
 import type { Db } from './db/db.js';
 import { Nonces } from './modules/auth/nonces.js';
 import { Balances } from './modules/balances/service.js';
+import { type ChannelRegistry, channelRegistry } from './modules/channels/registry.js';
 import { Ledger } from './modules/ledger/service.js';
 import { Merchants } from './modules/merchants/service.js';
 import { type PaymentHooks, Payments } from './modules/payments/service.js';
@@ -32,6 +33,8 @@ export interface Services {
   /** Webhook delivery: the dispatcher step, event listing and resend. */
   readonly webhooks: Webhooks;
   readonly metrics: Metrics;
+  /** The channels (PAYGATE_CHANNELS and the built-in sandbox channel) and routing to them. */
+  readonly channels: ChannelRegistry;
 }
 
 export interface ServiceOptions {
@@ -68,18 +71,20 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     ...options.webhooks,
     observer: metrics,
   });
+  const channels = channelRegistry(config, { metrics, now });
   return {
     config,
     db,
+    channels,
     now,
     webhooks,
     metrics,
     platformKeys,
     merchants: new Merchants(db, config.environment, now),
-    payments: new Payments(db, config, paymentHooks, now),
+    payments: new Payments(db, config, paymentHooks, now, channels),
     nonces,
     ledger,
-    payouts: new Payouts(db, config, ledger, now),
+    payouts: new Payouts(db, config, ledger, now, channels),
     balances: new Balances(ledger),
     rates: new Rates(config),
     portal: new PortalAccounts(db, config, now),

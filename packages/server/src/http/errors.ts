@@ -17,6 +17,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   BAD_REQUEST: 400,
   REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   NOT_IMPLEMENTED: 501,
+  CHANNEL_UNAVAILABLE: 503,
 };
 
 /** `{"msg": "SUCCESS", "data": …}`. */

@@ -97,7 +97,12 @@ export type NotificationCheck =
       readonly eventId: string;
       readonly updates: readonly ChannelUpdate[];
     }
-  | { readonly ok: false; readonly reason: string };
+  | {
+      readonly ok: false;
+      /** 401: not authenticated (nothing recorded); 400: authenticated but not a notification this connector understands. */
+      readonly status: 400 | 401;
+      readonly reason: string;
+    };
 
 /** A channel could not be reached, or answered something unusable: nothing is known to have happened there. */
 export class ChannelUnavailable extends Error {

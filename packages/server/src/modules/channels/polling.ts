@@ -80,31 +80,43 @@ async function settle(services: Services, kind: 'payment' | 'payout', order: Cla
   try {
     if (kind === 'payment') {
       if (state.status === 'REFUNDED') return false;
-      await services.payments.applyChannelReport(merchantId, {
-        orderNo,
-        status: state.status,
-        paidAmount: state.status === 'SUCCEEDED' ? state.paidAmount : undefined,
-        channelTradeNo: state.channelTradeNo,
-        payer: state.payer,
-      });
+      await services.payments.applyChannelReport(
+        merchantId,
+        {
+          orderNo,
+          status: state.status,
+          paidAmount: state.status === 'SUCCEEDED' ? state.paidAmount : undefined,
+          channelTradeNo: state.channelTradeNo,
+          payer: state.payer,
+        },
+        order.channel,
+      );
       return true;
     }
     if (state.status === 'EXPIRED') return false;
     if (state.status === 'REFUNDED') {
       // A return seen by polling: the payout first reached SUCCEEDED at the channel.
-      await services.payouts.applyChannelReport(merchantId, {
-        orderNo,
-        status: 'SUCCEEDED',
-        channelTradeNo: state.channelTradeNo,
-      });
-      await services.payouts.returnPayout(merchantId, { orderNo, refundNo: state.refundNo });
+      await services.payouts.applyChannelReport(
+        merchantId,
+        {
+          orderNo,
+          status: 'SUCCEEDED',
+          channelTradeNo: state.channelTradeNo,
+        },
+        order.channel,
+      );
+      await services.payouts.returnPayout(merchantId, { orderNo, refundNo: state.refundNo }, order.channel);
       return true;
     }
-    await services.payouts.applyChannelReport(merchantId, {
-      orderNo,
-      status: state.status,
-      channelTradeNo: state.channelTradeNo,
-    });
+    await services.payouts.applyChannelReport(
+      merchantId,
+      {
+        orderNo,
+        status: state.status,
+        channelTradeNo: state.channelTradeNo,
+      },
+      order.channel,
+    );
     return true;
   } catch (error) {
     // A notification settled it differently in the meantime (INVALID_STATE): the order is final, nothing to do.

@@ -2,10 +2,19 @@ import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, prepared, type Queryable } from '../../db/db.js';
 import { countRows, keysetPage, statusTotals } from '../../db/paging.js';
-import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
+import {
+  channelUnavailable,
+  duplicateOrder,
+  type FieldError,
+  invalidState,
+  orderNotFound,
+  validationFailed,
+} from '../../errors.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookUrl } from '../../validation.js';
 import { currencyInfo } from '../catalog/catalog.js';
+import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
+import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import { writeEvent } from '../events/outbox.js';
 
 export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
@@ -45,6 +54,10 @@ export interface PaymentRow {
   finalized_at: Date | null;
   /** Why a FAILED payment failed, when the channel said. */
   failure_reason: string | null;
+  /** The channel serving the payment; NULL for the built-in sandbox channel. */
+  channel: string | null;
+  /** What the channel told the payer to do (JSON PayerAction); NULL for the sandbox channel. */
+  payer_action: string | null;
 }
 
 /** The payer as the channel reported it; members and the object itself are omitted when unknown. */
@@ -64,6 +77,8 @@ export interface PaymentView {
   webhookUrl: string;
   attach?: string;
   cashierUrl: string;
+  /** What the payer does to pay: where to go (`url`, the same as cashierUrl) and the method's instructions. */
+  payerAction: PayerAction;
   paidAmount?: string;
   channelTradeNo?: string;
   payer?: Payer;
@@ -119,14 +134,14 @@ export interface ListFilters {
 /** Every column of PaymentRow, listed so that prepared statements keep their shape. */
 const PAYMENT_COLUMNS = `id, order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
   status, paid_amount_minor, channel_trade_no, payer_name, payer_document, expires_at, created_at, updated_at, finalized_at,
-  failure_reason`;
+  failure_reason, channel, payer_action`;
 
 /** The hot statements of creating and reading payments, prepared once per connection. */
 const INSERT_PAYMENT = prepared(
   'payments_insert',
   `INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
-                         status, expires_at, created_at, updated_at)
-   VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $10)
+                         status, expires_at, created_at, updated_at, channel)
+   VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $10, $11)
    ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
    RETURNING ${PAYMENT_COLUMNS}`,
 );
@@ -170,6 +185,8 @@ export class Payments {
     private readonly config: Pick<Config, 'environment' | 'webhookAllowPrivate' | 'publicUrl' | 'paymentExpiryMs'>,
     private readonly hooks: PaymentHooks = {},
     private readonly now: () => number = Date.now,
+    /** Routing to channels; without it every payment is the built-in sandbox channel's. */
+    private readonly channels?: Pick<ChannelRegistry, 'routePayment'>,
   ) {
     this.createSchema = z.object({
       merchantOrderNo,
@@ -198,6 +215,10 @@ export class Payments {
 
   view(row: PaymentRow): PaymentView {
     const scale = scaleOf(row.currency);
+    const payerAction: PayerAction =
+      row.payer_action !== null
+        ? (JSON.parse(row.payer_action) as PayerAction)
+        : { kind: 'redirect', url: `${this.config.publicUrl}/cashier/${row.order_no}` };
     const view: PaymentView = {
       orderNo: row.order_no,
       merchantOrderNo: row.merchant_order_no,
@@ -206,7 +227,8 @@ export class Payments {
       amount: formatAmount(row.amount_minor, scale),
       paymentMethod: { code: row.method },
       webhookUrl: row.webhook_url,
-      cashierUrl: `${this.config.publicUrl}/cashier/${row.order_no}`,
+      cashierUrl: payerAction.url,
+      payerAction,
       createdAt: row.created_at.getTime(),
       updatedAt: row.updated_at.getTime(),
       expiresAt: row.expires_at.getTime(),
@@ -240,6 +262,46 @@ export class Payments {
     return { ...parsed, amountMinor: amountMinor as bigint };
   }
 
+  /** The channel serving a valid create's currency and method; none is VALIDATION_FAILED naming the field. */
+  private route(currency: string, method: string): Connector | undefined {
+    if (!this.channels) return undefined;
+    const connector = this.channels.routePayment(currency, method);
+    if (connector) return connector;
+    const served = currencyInfo(currency)?.methods.some((code) => this.channels?.routePayment(currency, code));
+    throw validationFailed([
+      served
+        ? { field: 'paymentMethod.code', message: `no channel serves ${method} payments in ${currency}` }
+        : { field: 'currency', message: `no channel serves payments in ${currency}` },
+    ]);
+  }
+
+  /**
+   * Registers a channel-routed payment at its channel and keeps what the payer must do. When the
+   * channel cannot be reached, a payment created by this request is removed again (nothing is
+   * half made) and the create answers CHANNEL_UNAVAILABLE; the merchant retries it.
+   */
+  private async register(row: PaymentRow, connector: Connector, created: boolean): Promise<PaymentRow> {
+    let answer: Awaited<ReturnType<Connector['createPayment']>>;
+    try {
+      answer = await connector.createPayment({
+        orderNo: row.order_no,
+        currency: row.currency,
+        amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
+        method: row.method,
+      });
+    } catch (error) {
+      if (!(error instanceof ChannelUnavailable)) throw error;
+      if (created) await this.db.query(`DELETE FROM payments WHERE id = $1 AND status = 'PENDING'`, [row.id]);
+      throw channelUnavailable(connector.name);
+    }
+    const result = await this.db.query<PaymentRow>(
+      `UPDATE payments SET payer_action = $2, channel_trade_no = COALESCE(channel_trade_no, $3)
+        WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
+      [row.id, JSON.stringify(answer.payerAction), answer.channelTradeNo ?? null],
+    );
+    return result.rows[0] ?? row;
+  }
+
   /**
    * Creates a payment order, deduplicated by merchantOrderNo alone: the same fields again return
    * the existing order (`created: false`), different fields are DUPLICATE_ORDER. Race-free: the
@@ -247,6 +309,8 @@ export class Payments {
    */
   async create(merchantId: bigint, input: unknown): Promise<{ payment: PaymentView; created: boolean }> {
     const order = this.parseCreate(input);
+    const connector = this.route(order.currency, order.paymentMethod.code);
+    const channel = connector ? storedChannel(connector) : null;
     const now = new Date(this.now());
     const datePrefix = `P${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
     const inserted = await this.db.query<PaymentRow>(INSERT_PAYMENT, [
@@ -260,8 +324,13 @@ export class Payments {
       order.attach ?? null,
       new Date(now.getTime() + this.config.paymentExpiryMs),
       now,
+      channel,
     ]);
-    if (inserted.rows[0]) return { payment: this.view(inserted.rows[0]), created: true };
+    const row = inserted.rows[0];
+    if (row) {
+      const registered = connector && channel !== null ? await this.register(row, connector, true) : row;
+      return { payment: this.view(registered), created: true };
+    }
 
     const existing = await this.find(this.db, merchantId, { merchantOrderNo: order.merchantOrderNo });
     const same =
@@ -271,6 +340,10 @@ export class Payments {
       existing.webhook_url === order.webhookUrl &&
       existing.attach === (order.attach ?? null);
     if (!same) throw duplicateOrder();
+    // A retry of a create whose registration at the channel did not finish registers it now (idempotent there).
+    if (connector && existing.channel !== null && existing.payer_action === null && existing.status === 'PENDING') {
+      return { payment: this.view(await this.register(existing, connector, false)), created: false };
+    }
     return { payment: this.view(existing), created: false };
   }
 
@@ -358,13 +431,16 @@ export class Payments {
   }
 
   /**
-   * Applies what the channel reports. Repeating the current state changes nothing; a final
+   * Applies what the channel reports: `channel` names the reporting channel (null: the built-in
+   * sandbox channel, i.e. the sandbox helpers and the cashier page); a report about an order another
+   * channel serves is INVALID_STATE. Repeating the current state changes nothing; a final
    * order never moves again; payer details are taken only from here and frozen once final.
    */
-  async applyChannelReport(merchantId: bigint, input: unknown): Promise<PaymentView> {
+  async applyChannelReport(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PaymentView> {
     const report = parseInput(this.reportSchema, input) as ChannelReport;
     return this.db.transaction(async (tx) => {
       const row = await this.find(tx, merchantId, { orderNo: report.orderNo }, true);
+      if (row.channel !== channel) throw notTheChannel('payment', row.channel, channel);
       if (row.status === report.status) return this.view(row);
       if (!MOVES[row.status].includes(report.status)) {
         throw invalidState(`a ${row.status} payment cannot become ${report.status}`);
@@ -477,6 +553,15 @@ export class Payments {
     );
     return result.rows[0]?.merchant_id;
   }
+}
+
+/** A report from a channel other than the one serving the order (the sandbox helpers are the built-in channel's). */
+export function notTheChannel(order: 'payment' | 'payout', serving: string | null, reporting: string | null) {
+  return invalidState(
+    serving === null
+      ? `this ${order} is served by the sandbox channel, not ${reporting}`
+      : `this ${order} is served by the channel ${serving}${reporting === null ? '; the sandbox helpers do not apply to it' : ''}`,
+  );
 }
 
 function channelTradeNo(): string {

@@ -3,11 +3,21 @@ import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { countRows, keysetPage, statusTotals } from '../../db/paging.js';
-import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
+import {
+  channelUnavailable,
+  DomainError,
+  duplicateOrder,
+  type FieldError,
+  invalidState,
+  orderNotFound,
+  validationFailed,
+} from '../../errors.js';
 import { ulid } from '../../ids.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookUrl } from '../../validation.js';
 import { currencyInfo } from '../catalog/catalog.js';
+import { ChannelUnavailable } from '../channels/connector.js';
+import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import { writeEvent } from '../events/outbox.js';
 import {
   credit,
@@ -18,6 +28,7 @@ import {
   merchantAccount,
   platformAccount,
 } from '../ledger/service.js';
+import { notTheChannel } from '../payments/service.js';
 import { payoutFee } from '../rates/fees.js';
 
 export const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'REFUNDED'] as const;
@@ -67,6 +78,8 @@ export interface PayoutRow {
   updated_at: Date;
   confirmed_at: Date | null;
   finalized_at: Date | null;
+  /** The channel paying it out; NULL for the built-in sandbox channel. */
+  channel: string | null;
 }
 
 /**
@@ -171,6 +184,8 @@ export class Payouts {
     private readonly config: Pick<Config, 'environment' | 'webhookAllowPrivate' | 'fees'>,
     private readonly ledger: Ledger,
     private readonly now: () => number = Date.now,
+    /** Routing to channels; without it every payout is the built-in sandbox channel's. */
+    private readonly channels?: Pick<ChannelRegistry, 'routePayout' | 'get'>,
   ) {
     this.createSchema = z.object({
       merchantOrderNo,
@@ -253,6 +268,9 @@ export class Payouts {
         message: `a positive decimal string with at most ${currency.scale} fraction digits, no sign or exponent`,
       });
     }
+    if (currency && this.channels && !this.channels.routePayout(currency.code)) {
+      errors.push({ field: 'currency', message: `no channel serves payouts in ${currency.code}` });
+    }
     if (errors.length > 0) throw validationFailed(errors);
     return { ...parsed, amountMinor: amountMinor as bigint };
   }
@@ -265,6 +283,8 @@ export class Payouts {
    */
   async create(merchantId: bigint, input: unknown): Promise<{ payout: PayoutView; created: boolean }> {
     const order = this.parseCreate(input);
+    const connector = this.channels?.routePayout(order.currency);
+    const channel = connector ? storedChannel(connector) : null;
     const fee = payoutFee(this.config.fees, order.currency, order.amountMinor);
     const now = new Date(this.now());
     const datePrefix = `W${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
@@ -274,8 +294,9 @@ export class Payouts {
         // first to commit or roll back, then either finds its row or inserts its own.
         const inserted = await tx.query<PayoutRow>(
           `INSERT INTO payouts (order_no, merchant_id, merchant_order_no, currency, amount_minor, fee_minor, webhook_url, attach,
-                                payee_name, payee_account_number, payee_bank_code, payee_document, status, created_at, updated_at)
-           VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'PENDING', $13, $13)
+                                payee_name, payee_account_number, payee_bank_code, payee_document, status, created_at, updated_at,
+                                channel)
+           VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'PENDING', $13, $13, $14)
            ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
            RETURNING *`,
           [
@@ -292,6 +313,7 @@ export class Payouts {
             order.payee.bankCode ?? null,
             order.payee.documentNumber ?? null,
             now,
+            channel,
           ],
         );
         const row = inserted.rows[0];
@@ -405,17 +427,61 @@ export class Payouts {
    * retried confirm is not an error.
    */
   async confirm(merchantId: bigint, ref: OrderRef): Promise<PayoutView> {
-    return this.db.transaction(async (tx) => {
-      const row = await this.find(tx, merchantId, ref, true);
-      if (row.confirmed_at !== null || row.status === 'PROCESSING') return this.view(row);
-      if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payout cannot be confirmed`);
-      const now = new Date(this.now());
-      const result = await tx.query<PayoutRow>(
-        `UPDATE payouts SET status = 'PROCESSING', confirmed_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`,
-        [row.id, now],
-      );
-      return this.view(result.rows[0] as PayoutRow);
-    });
+    const sent = await this.sendToChannel(merchantId, ref);
+    try {
+      return await this.db.transaction(async (tx) => {
+        const row = await this.find(tx, merchantId, ref, true);
+        if (row.confirmed_at !== null || row.status === 'PROCESSING') return this.view(row);
+        if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payout cannot be confirmed`);
+        const now = new Date(this.now());
+        const result = await tx.query<PayoutRow>(
+          `UPDATE payouts SET status = 'PROCESSING', confirmed_at = $2, updated_at = $2,
+                  channel_trade_no = COALESCE(channel_trade_no, $3)
+            WHERE id = $1 RETURNING *`,
+          [row.id, now, sent?.channelTradeNo ?? null],
+        );
+        return this.view(result.rows[0] as PayoutRow);
+      });
+    } catch (error) {
+      // Sent, but the platform will not pay it out (the order became final meanwhile): withdraw it at the channel.
+      if (sent && error instanceof DomainError && error.code === 'INVALID_STATE') {
+        await sent.connector.releasePayout(sent.order).catch(() => false);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * A channel-routed PENDING payout is sent to its channel before the confirm commits, so the
+   * channel knows it when the confirm answers (idempotent there on orderNo: a retried confirm
+   * sends it again harmlessly). A channel that cannot be reached leaves the payout PENDING and
+   * the confirm answers CHANNEL_UNAVAILABLE.
+   */
+  private async sendToChannel(merchantId: bigint, ref: OrderRef) {
+    if (!this.channels) return undefined;
+    const row = await this.find(this.db, merchantId, ref);
+    if (row.channel === null || row.status !== 'PENDING' || row.confirmed_at !== null) return undefined;
+    const connector = this.channels.get(row.channel);
+    if (!connector) throw channelUnavailable(row.channel);
+    const payee = {
+      name: row.payee_name,
+      accountNumber: row.payee_account_number,
+      bankCode: row.payee_bank_code ?? undefined,
+      documentNumber: row.payee_document ?? undefined,
+    };
+    const order = { orderNo: row.order_no, channelTradeNo: row.channel_trade_no };
+    try {
+      const answer = await connector.createPayout({
+        orderNo: row.order_no,
+        currency: row.currency,
+        amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
+        payee,
+      });
+      return { connector, order: { ...order, channelTradeNo: answer.channelTradeNo ?? null }, ...answer };
+    } catch (error) {
+      if (error instanceof ChannelUnavailable) throw channelUnavailable(connector.name);
+      throw error;
+    }
   }
 
   /** Changes attach and/or webhookUrl while the payout is PENDING (before it reaches the channel). */
@@ -434,16 +500,18 @@ export class Payouts {
   }
 
   /**
-   * Applies what the channel reports (sandbox helper). SUCCEEDED settles the reserve (the amount
+   * Applies what the channel reports (`channel`: the reporting channel; null for the sandbox
+   * helpers; a report about an order another channel serves is INVALID_STATE). SUCCEEDED settles the reserve (the amount
    * to the channel, the fee to the platform); FAILED releases it back to available; both write
    * their event in the same transaction. Repeating the current state changes nothing, and a late
    * SUCCEEDED after REFUNDED changes nothing either (it returns the REFUNDED order): the return
    * already happened upstream and must not be overwritten.
    */
-  async applyChannelReport(merchantId: bigint, input: unknown): Promise<PayoutView> {
+  async applyChannelReport(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PayoutView> {
     const report = parseInput(this.reportSchema, input);
     return this.db.transaction(async (tx) => {
       const row = await this.find(tx, merchantId, { orderNo: report.orderNo }, true);
+      if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
       if (row.status === report.status) return this.view(row);
       if (row.status === 'REFUNDED' && report.status === 'SUCCEEDED') return this.view(row);
       if (!CHANNEL_MOVES[row.status].includes(report.status)) {
@@ -517,10 +585,11 @@ export class Payouts {
    * own eventId, retried for 24 h. Applied once per order and once per refundNo: a repeat of
    * either credits nothing and returns the order that refund applied to.
    */
-  async returnPayout(merchantId: bigint, input: unknown): Promise<PayoutView> {
+  async returnPayout(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PayoutView> {
     const request = parseInput(this.returnSchema, input);
     return this.db.transaction(async (tx) => {
       const row = await this.find(tx, merchantId, { orderNo: request.orderNo }, true);
+      if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
       if (row.status === 'REFUNDED') return this.view(row);
       if (request.refundNo !== undefined) {
         const applied = await this.refunded(tx, merchantId, request.refundNo);

@@ -1,0 +1,88 @@
+import { DomainError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { ChannelUpdate } from './connector.js';
+
+/** What applying an update did. */
+export type ApplyOutcome = 'applied' | 'ignored' | 'unknown_order' | 'wrong_channel';
+
+export interface ApplyResult {
+  readonly outcome: ApplyOutcome;
+  readonly detail?: string | undefined;
+}
+
+/** The order an update names, with the channel that serves it (NULL: the built-in sandbox). */
+async function owner(services: Services, update: ChannelUpdate) {
+  const table = update.kind === 'payment' ? 'payments' : 'payouts';
+  const result = await services.db.query<{ merchant_id: bigint; channel: string | null }>(
+    `SELECT merchant_id, channel FROM ${table} WHERE order_no = $1`,
+    [update.reference],
+  );
+  return result.rows[0];
+}
+
+/**
+ * Applies one channel update through the same service methods the sandbox helpers use
+ * (applyChannelReport, returnPayout): the state machine decides, so a repeat or a reordered
+ * update is harmless — a repeated state changes nothing, a final order never moves again, a late
+ * SUCCEEDED after REFUNDED is a no-op, a return is credited once (per order and per refundNo),
+ * and payer details come from the channel and freeze with the final state. Notifications and
+ * polling both come through here.
+ */
+export async function applyUpdate(services: Services, channel: string, update: ChannelUpdate): Promise<ApplyResult> {
+  const order = await owner(services, update);
+  if (!order) return { outcome: 'unknown_order' };
+  if (order.channel !== channel) {
+    return { outcome: 'wrong_channel', detail: `the order is served by ${order.channel ?? 'the sandbox channel'}` };
+  }
+  const merchantId = order.merchant_id;
+  const orderNo = update.reference;
+  try {
+    if (update.kind === 'payment') {
+      if (update.status === 'REFUNDED') return { outcome: 'ignored', detail: 'payments are not refunded by channels' };
+      await services.payments.applyChannelReport(
+        merchantId,
+        {
+          orderNo,
+          status: update.status,
+          paidAmount: update.status === 'SUCCEEDED' ? update.paidAmount : undefined,
+          channelTradeNo: update.channelTradeNo,
+          payer: update.payer,
+          failureReason: update.status === 'FAILED' ? update.failureReason : undefined,
+        },
+        channel,
+      );
+      return { outcome: 'applied' };
+    }
+    if (update.status === 'EXPIRED') return { outcome: 'ignored', detail: 'payouts do not expire' };
+    if (update.status === 'REFUNDED') {
+      // A return implies the payout was sent: settle it first if that news has not arrived (reordering).
+      await services.payouts.applyChannelReport(
+        merchantId,
+        {
+          orderNo,
+          status: 'SUCCEEDED',
+          channelTradeNo: update.channelTradeNo,
+        },
+        channel,
+      );
+      await services.payouts.returnPayout(merchantId, { orderNo, refundNo: update.refundNo }, channel);
+      return { outcome: 'applied' };
+    }
+    await services.payouts.applyChannelReport(
+      merchantId,
+      {
+        orderNo,
+        status: update.status,
+        channelTradeNo: update.channelTradeNo,
+      },
+      channel,
+    );
+    return { outcome: 'applied' };
+  } catch (error) {
+    // The state machine refused the move (the order is final in another state): nothing changes.
+    if (error instanceof DomainError && (error.code === 'INVALID_STATE' || error.code === 'VALIDATION_FAILED')) {
+      return { outcome: 'ignored', detail: error.message };
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,131 @@
+import type { Services } from '../../services.js';
+import { type ApplyOutcome, applyUpdate } from './apply.js';
+import type { Connector, RawNotification } from './connector.js';
+
+/** Headers kept with a notification for audit: authentication and content type, nothing else. */
+const KEPT_HEADERS = ['psp-timestamp', 'psp-nonce', 'psp-signature', 'content-type', 'user-agent'];
+
+/** A recorded notification as the operator API shows it. */
+export interface NotificationRecord {
+  id: string;
+  channel: string;
+  eventId: string;
+  receivedAt: number;
+  orderNo: string | null;
+  outcome: string;
+  detail: string | null;
+  appliedAt: number | null;
+  headers: Record<string, string>;
+  /** The body as received (UTF-8). */
+  body: string;
+}
+
+/** What the notification endpoint answers. */
+export type ReceiveResult =
+  | { readonly status: 200; readonly outcome: ApplyOutcome | 'duplicate' | 'ignored' }
+  | { readonly status: 400 | 401; readonly reason: string };
+
+let received = 0;
+
+/**
+ * Receives one notification: authenticate (constant time, timestamp window, nonce recorded in
+ * the database so a replay is refused on every instance), record it raw (the unique (channel,
+ * event id) index decides whether it was seen before), apply its updates through `applyUpdate`,
+ * then mark the outcome. A repeat of an event already applied answers 200 and changes nothing; a
+ * repeat of one recorded but never marked (the instance died in between) is applied again, which
+ * the state machine makes harmless. An unknown order reference is kept for investigation and
+ * answered 200 so the channel stops retrying.
+ */
+export async function receiveNotification(
+  services: Services,
+  connector: Connector,
+  raw: RawNotification,
+): Promise<ReceiveResult> {
+  const now = services.now();
+  const check = connector.verifyNotification(raw, now);
+  if (!check.ok) return { status: check.status, reason: check.reason };
+  if (check.nonce) {
+    const fresh = await services.db.query(
+      `INSERT INTO channel_nonces (channel, nonce, expires_at) VALUES ($1, $2, $3)
+       ON CONFLICT DO NOTHING RETURNING nonce`,
+      [connector.name, check.nonce.value, new Date(check.nonce.expiresAt)],
+    );
+    if (fresh.rows.length === 0) return { status: 401, reason: 'replayed_nonce' };
+    // Spent nonces leave once their timestamp is out of the window; now and then is enough.
+    if (++received % 100 === 0) {
+      await services.db.query('DELETE FROM channel_nonces WHERE expires_at < $1', [new Date(now)]);
+    }
+  }
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = raw.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  const orderNo = check.updates[0]?.reference.slice(0, 64) ?? null;
+  const inserted = await services.db.query<{ id: bigint }>(
+    `INSERT INTO channel_notifications (channel, event_id, received_at, headers, body, order_no)
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (channel, event_id) DO NOTHING RETURNING id`,
+    [connector.name, check.eventId, new Date(now), JSON.stringify(headers), raw.body, orderNo],
+  );
+  let id = inserted.rows[0]?.id;
+  if (id === undefined) {
+    const existing = await services.db.query<{ id: bigint; outcome: string }>(
+      'SELECT id, outcome FROM channel_notifications WHERE channel = $1 AND event_id = $2',
+      [connector.name, check.eventId],
+    );
+    const row = existing.rows[0];
+    if (!row || row.outcome !== 'received') return { status: 200, outcome: 'duplicate' };
+    id = row.id;
+  }
+  let outcome: ApplyOutcome = 'ignored';
+  let detail: string | undefined =
+    check.updates.length === 0 ? 'no change to apply (still open at the channel)' : undefined;
+  for (const update of check.updates) {
+    const result = await applyUpdate(services, connector.name, update);
+    outcome = result.outcome;
+    detail = result.detail;
+  }
+  await services.db.query('UPDATE channel_notifications SET outcome = $2, detail = $3, applied_at = $4 WHERE id = $1', [
+    id,
+    outcome,
+    detail ?? null,
+    new Date(services.now()),
+  ]);
+  return { status: 200, outcome };
+}
+
+/** The newest `limit` notifications of a channel, newest first (operator API, `paygate channels notifications`). */
+export async function listNotifications(
+  services: Services,
+  channel: string,
+  limit = 100,
+): Promise<NotificationRecord[]> {
+  const result = await services.db.query<{
+    id: bigint;
+    channel: string;
+    event_id: string;
+    received_at: Date;
+    headers: string;
+    body: Uint8Array;
+    order_no: string | null;
+    outcome: string;
+    detail: string | null;
+    applied_at: Date | null;
+  }>(
+    `SELECT id, channel, event_id, received_at, headers, body, order_no, outcome, detail, applied_at
+       FROM channel_notifications WHERE channel = $1 ORDER BY id DESC LIMIT $2`,
+    [channel, limit],
+  );
+  return result.rows.map((row) => ({
+    id: row.id.toString(),
+    channel: row.channel,
+    eventId: row.event_id,
+    receivedAt: row.received_at.getTime(),
+    orderNo: row.order_no,
+    outcome: row.outcome,
+    detail: row.detail,
+    appliedAt: row.applied_at?.getTime() ?? null,
+    headers: JSON.parse(row.headers) as Record<string, string>,
+    body: Buffer.from(row.body).toString('utf8'),
+  }));
+}

@@ -1,0 +1,76 @@
+import type { Config } from '../../config.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Connector } from './connector.js';
+import { pspSimConnector } from './psp-sim.js';
+import { sandboxConnector } from './sandbox.js';
+import type { ChannelSettings } from './settings.js';
+
+/** The built-in channel's name; orders it serves carry `channel` NULL. */
+export const SANDBOX_CHANNEL = 'sandbox';
+
+/**
+ * The channels of this deployment, built once at start-up from PAYGATE_CHANNELS. Routing picks
+ * the first channel serving the currency and method (payouts: the currency): configured
+ * channels first, the built-in sandbox channel last and only in the sandbox environment. In
+ * production an order nothing serves is refused.
+ */
+export class ChannelRegistry {
+  private readonly byName = new Map<string, Connector>();
+  private readonly ordered: readonly Connector[];
+
+  constructor(configured: readonly Connector[], builtIn: Connector | undefined) {
+    this.ordered = builtIn ? [...configured, builtIn] : [...configured];
+    for (const connector of configured) this.byName.set(connector.name, connector);
+  }
+
+  /** A configured channel by name (the built-in sandbox channel is not looked up by name). */
+  get(name: string): Connector | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The configured channels, in file order. */
+  list(): readonly Connector[] {
+    return [...this.byName.values()];
+  }
+
+  /** The channel serving payments in `currency` by `method`, if any. */
+  routePayment(currency: string, method: string): Connector | undefined {
+    return this.ordered.find((c) => c.methods.some((m) => m.currency === currency && m.code === method));
+  }
+
+  /** The channel serving payouts in `currency`, if any. */
+  routePayout(currency: string): Connector | undefined {
+    return this.ordered.find((c) => c.payouts.includes(currency));
+  }
+}
+
+/** What a connector needs from the platform around it. */
+export interface ConnectorContext {
+  readonly publicUrl: string;
+  readonly metrics: Pick<Metrics, 'channelCall'> | undefined;
+  readonly now: () => number;
+}
+
+function connectorFor(settings: ChannelSettings, context: ConnectorContext): Connector {
+  switch (settings.kind) {
+    case 'psp-sim':
+      return pspSimConnector(settings, context);
+  }
+}
+
+/** Builds the registry from the validated configuration. */
+export function channelRegistry(
+  config: Pick<Config, 'channels' | 'environment' | 'publicUrl'>,
+  context: Omit<ConnectorContext, 'publicUrl'>,
+): ChannelRegistry {
+  const full = { ...context, publicUrl: config.publicUrl };
+  const configured = config.channels.map((settings) => connectorFor(settings, full));
+  return new ChannelRegistry(
+    configured,
+    config.environment === 'sandbox' ? sandboxConnector(config.publicUrl) : undefined,
+  );
+}
+
+/** The channel name stored on an order: NULL for the built-in sandbox channel. */
+export const storedChannel = (connector: Connector): string | null =>
+  connector.kind === 'sandbox' ? null : connector.name;
