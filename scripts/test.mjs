@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Runs every package's tests with node's test runner, TypeScript loaded by tsx and workspace
-// packages resolved to their sources (the "source" export condition).
+// packages resolved to their sources (the "source" export condition). TAP streams to stdout; a
+// second reporter (test-summary-reporter.mjs) records each result, summarized after the TAP:
+// counts per package, failures by file and name, then one last line `N passed, N failed, N skipped`.
 // Usage: node scripts/test.mjs [path-filter ...]
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -71,9 +74,60 @@ for (const args of checks) {
   }
 }
 
+const resultsDir = mkdtempSync(join(tmpdir(), 'paygate-test-'));
+const resultsFile = join(resultsDir, 'results.jsonl');
+const reporters = [
+  '--test-reporter=tap',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${join(root, 'scripts/test-summary-reporter.mjs')}`,
+  `--test-reporter-destination=${resultsFile}`,
+];
 const result = spawnSync(
   process.execPath,
-  ['--conditions=source', '--import', 'tsx', '--test', '--test-concurrency=2', ...files],
+  ['--conditions=source', '--import', 'tsx', '--test', '--test-concurrency=2', ...reporters, ...files],
   { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_OPTIONS: '' } },
 );
+summarize();
+rmSync(resultsDir, { recursive: true, force: true });
 process.exit(result.status ?? 1);
+
+/** Prints the summary of the recorded results after the TAP stream (lines after the TAP are comments). */
+function summarize() {
+  if (!existsSync(resultsFile)) {
+    console.log('# no test results were recorded');
+    return;
+  }
+  const results = readFileSync(resultsFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line));
+  const packageOf = (file) => relative(root, file).split('/').slice(0, 2).join('/');
+  const counts = new Map();
+  for (const { file, status } of results) {
+    const count = counts.get(packageOf(file)) ?? { tests: 0, pass: 0, fail: 0, skipped: 0 };
+    count.tests += 1;
+    count[status] += 1;
+    counts.set(packageOf(file), count);
+  }
+  const rows = [['package', 'tests', 'pass', 'fail', 'skipped']];
+  for (const [name, count] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+    rows.push([name, count.tests, count.pass, count.fail, count.skipped].map(String));
+  }
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
+  console.log('\n# summary by package');
+  for (const row of rows) {
+    console.log(
+      `#   ${row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ')}`,
+    );
+  }
+  const failures = results.filter(({ status }) => status === 'fail');
+  if (failures.length > 0) {
+    console.log(`# failed (${failures.length}):`);
+    for (const { file, name, failureType, error } of failures) {
+      const kind = failureType && failureType !== 'testCodeFailure' ? ` [${failureType}]` : '';
+      console.log(`#   ${relative(root, file)}: ${name}${kind}${error ? ` — ${error}` : ''}`);
+    }
+  }
+  const total = (status) => results.filter((r) => r.status === status).length;
+  console.log(`${total('pass')} passed, ${total('fail')} failed, ${total('skipped')} skipped`);
+}

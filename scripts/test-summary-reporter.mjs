@@ -1,0 +1,58 @@
+// A node:test reporter that writes one JSON line per result (tests, skipped suites, failed hooks)
+// for scripts/test.mjs to summarize after the TAP stream: {file, name, status, failureType?, error?}.
+// `name` is the full path of the test inside its file ("suite > test").
+
+/** Names of the tests in progress per file, by nesting level. */
+const stacks = new Map();
+
+function fullName(data) {
+  const stack = stacks.get(data.file) ?? [];
+  return [...stack.slice(0, data.nesting), data.name].join(' > ');
+}
+
+/** Whether a skip or todo option is set (true or a message). */
+function marked(option) {
+  return option !== undefined && option !== false;
+}
+
+function shortMessage(error) {
+  const cause = error?.cause ?? error;
+  const message = String(cause?.message ?? cause ?? '');
+  // Assertion messages put the values after a heading line ("Expected values to be …:").
+  const lines = message.split('\n').map((part) => part.trim());
+  const line = lines
+    .filter((part) => part !== '')
+    .slice(0, 3)
+    .join(' ');
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+export default async function* summaryReporter(source) {
+  for await (const event of source) {
+    const data = event.data;
+    if (event.type === 'test:start') {
+      const stack = stacks.get(data.file) ?? [];
+      stack.length = data.nesting;
+      stack[data.nesting] = data.name;
+      stacks.set(data.file, stack);
+      continue;
+    }
+    if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
+    const suite = data.details?.type === 'suite';
+    const failureType = data.details?.error?.failureType;
+    let status;
+    if (marked(data.todo) || (event.type === 'test:pass' && marked(data.skip))) {
+      status = 'skipped'; // a failing todo test does not fail the run either
+    } else if (event.type === 'test:pass') {
+      if (suite) continue; // its tests are counted one by one
+      status = 'pass';
+    } else {
+      // A suite failing because tests inside it failed adds nothing; a failed hook does.
+      if (suite && failureType === 'subtestsFailed') continue;
+      status = 'fail';
+    }
+    const result = { file: data.file ?? data.name, name: fullName(data), status };
+    if (status === 'fail') Object.assign(result, { failureType, error: shortMessage(data.details?.error) });
+    yield `${JSON.stringify(result)}\n`;
+  }
+}
