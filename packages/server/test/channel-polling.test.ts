@@ -116,7 +116,6 @@ for (const database of databases()) {
         await fund(platform, merchant, '500.00');
         const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payouts', payoutInput());
         const orderNo = created.body.data?.orderNo as string;
-        await routeTo(platform, 'payouts', orderNo);
         const fake = fakeChannel();
         const options = { channel: () => fake.channel };
         platform.advance(POLL_AFTER + 1);
@@ -126,6 +125,8 @@ for (const database of databases()) {
           'an unconfirmed payout is not at its channel',
         );
         assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
+        // Routed after the confirm: 'fake' is no configured channel, so a confirm would not reach it (503).
+        await routeTo(platform, 'payouts', orderNo);
         platform.advance(POLL_AFTER + 1);
         fake.answers.set(orderNo, { status: 'REFUNDED', refundNo: 'RT-1' });
         assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 1, failed: 0 });

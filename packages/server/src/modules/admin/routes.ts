@@ -5,6 +5,7 @@ import { success } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import { strictJsonBodies } from '../../http/strict-json.js';
+import { channelAdminRoutes } from '../channels/routes.js';
 import { parseInput, parseQuery } from '../../validation.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -50,6 +51,7 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
     return success(await onboardingView(services, accessKey));
   });
   admin.get('/merchants', async () => success(await services.merchants.list()));
+  channelAdminRoutes(admin, services);
 
   const accessKeyParam = z.object({ accessKey: z.string() });
   admin.get('/merchants/:accessKey/keys', async (request) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
-import { receiveNotification } from './notifications.js';
+import { listNotifications, receiveNotification } from './notifications.js';
 
 /** Notification bodies are small JSON documents; anything larger is not one. */
 const MAX_NOTIFICATION_BYTES = 64 * 1024;
@@ -35,5 +35,17 @@ export function channelRoutes(app: FastifyInstance, services: Services): void {
         : reply.code(400).send({ msg: 'VALIDATION_FAILED', message: result.reason });
     }
     return reply.code(200).send({ msg: 'SUCCESS', data: { outcome: result.outcome } });
+  });
+}
+
+/**
+ * `GET /admin/v1/channels/{name}/notifications` (operator API, `paygate channels notifications`):
+ * the channel's newest 100 notifications as received, with what applying them did.
+ */
+export function channelAdminRoutes(admin: FastifyInstance, services: Services): void {
+  admin.get('/channels/:name/notifications', async (request, reply) => {
+    const { name } = request.params as { name: string };
+    if (!services.channels.get(name)) return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such channel' });
+    return { msg: 'SUCCESS', data: await listNotifications(services, name) };
   });
 }
