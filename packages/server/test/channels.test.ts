@@ -6,6 +6,7 @@
  * authentication (`@paygate/psp-simulator/auth`); the end-to-end tests run the real simulator.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -13,6 +14,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { NonceCache, sign, verify } from '@paygate/psp-simulator/auth';
 import { ConfigError, parseConfig } from '../src/config.js';
 import {
@@ -28,7 +31,10 @@ import {
 import { balanceOf, eventsOf, payoutInput, postingsOf } from './money-harness.js';
 
 const SECRET = 'psp-test-secret-0123456789';
-const ADMIN = { authorization: 'Bearer test-admin-token-0123456789abcdef' };
+const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
+const CLI = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+const execFileAsync = promisify(execFile);
 
 interface FakeOrder {
   id: string;
@@ -555,6 +561,17 @@ for (const database of databases()) {
         assert.equal(
           (await fetch(`${platform.url}/admin/v1/channels/nope/notifications`, { headers: ADMIN })).status,
           404,
+        );
+        // And through the command line.
+        const cli = await execFileAsync(
+          process.execPath,
+          ['--conditions=source', '--import', 'tsx', CLI, 'channels', 'notifications', '--channel', 'sim', '--json'],
+          { env: { ...process.env, PAYGATE_URL: platform.url, PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN } },
+        );
+        const printed = JSON.parse(cli.stdout) as { eventId: string }[];
+        assert.deepEqual(
+          printed.map((n) => n.eventId),
+          records.map((n) => n.eventId),
         );
       } finally {
         await platform.close();

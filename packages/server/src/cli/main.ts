@@ -26,6 +26,9 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
         prints a one-time portal setup link (valid 72 h) where the user sets a password; for an
         existing user it works as a password reset (the old password works until the link is used)
   paygate user list --access-key AK [--json]          the merchant's portal users
+  paygate channels notifications --channel NAME [--json]
+        the channel's newest 100 notifications as received (event id, order, outcome; --json adds the
+        raw body and authentication headers), newest first
 
 The server is found through PAYGATE_URL, or <PAYGATE_DATA_DIR>/server.json written at start-up,
 or http://HOST:PORT; the token through PAYGATE_ADMIN_TOKEN or <PAYGATE_DATA_DIR>/admin.token.
@@ -225,6 +228,21 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       );
     case 'user list':
       return print(await api.call('GET', `/merchants/${key('access-key')}/users`), json);
+    case 'channels notifications': {
+      const channel = encodeURIComponent(required(values, 'channel'));
+      const records = await api.call<Record<string, unknown>[]>('GET', `/channels/${channel}/notifications`);
+      if (json) return print(records, true);
+      return print(
+        records.map(({ eventId, orderNo, outcome, detail, receivedAt }) => ({
+          receivedAt: new Date(receivedAt as number).toISOString(),
+          eventId,
+          orderNo,
+          outcome,
+          detail,
+        })),
+        false,
+      );
+    }
     default:
       throw new CliError(`unknown command: ${positionals.join(' ')}; paygate --help lists the commands`, 2);
   }
