@@ -15,7 +15,7 @@ export const successOf = (data: Schema): Schema => ({
   properties: { msg: { const: 'SUCCESS' }, data },
 });
 
-const errorResponse = (description: string) => ({
+export const errorResponse = (description: string) => ({
   description,
   content: { 'application/json': { schema: ref('Error') } },
 });

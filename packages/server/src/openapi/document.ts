@@ -1,4 +1,5 @@
 import { balancePaths, balanceSchemas } from '../modules/balances/openapi.js';
+import { channelPaths, channelSchemas } from '../modules/channels/openapi.js';
 import { ledgerPaths, ledgerSchemas } from '../modules/ledger/openapi.js';
 import { paymentPaths, paymentSchemas } from '../modules/payments/openapi.js';
 import { payoutPaths, payoutSchemas } from '../modules/payouts/openapi.js';
@@ -54,6 +55,7 @@ const schemas: Record<string, Schema> = {
           'NOT_IMPLEMENTED',
           'SERVICE_UNAVAILABLE',
           'NOT_READY',
+          'CHANNEL_UNAVAILABLE',
         ],
       },
       message: { type: 'string' },
@@ -73,6 +75,7 @@ const schemas: Record<string, Schema> = {
   ...rateSchemas,
   ...ledgerSchemas,
   ...webhookSchemas,
+  ...channelSchemas,
 };
 
 const paths: Record<string, PathItem> = {
@@ -82,6 +85,7 @@ const paths: Record<string, PathItem> = {
   ...ratePaths,
   ...ledgerPaths,
   ...webhookPaths,
+  ...channelPaths,
 };
 
 /** The OpenAPI 3.1 document of the merchant API. */

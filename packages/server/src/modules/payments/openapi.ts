@@ -40,6 +40,7 @@ export const paymentSchemas: Record<string, Schema> = {
       'paymentMethod',
       'webhookUrl',
       'cashierUrl',
+      'payerAction',
       'createdAt',
       'updatedAt',
       'expiresAt',
@@ -57,7 +58,13 @@ export const paymentSchemas: Record<string, Schema> = {
       },
       webhookUrl: webhookUrlOutput,
       attach: { type: 'string' },
-      cashierUrl: { type: 'string', format: 'uri', description: 'Where the payer pays (the sandbox cashier page)' },
+      cashierUrl: {
+        type: 'string',
+        format: 'uri',
+        description:
+          "Where the payer pays: the channel's hosted page (payerAction.url), or the sandbox cashier page for the built-in sandbox channel",
+      },
+      payerAction: ref('PayerAction'),
       paidAmount: decimal('Amount the payer paid; present once SUCCEEDED'),
       channelTradeNo: { type: 'string' },
       payer: ref('Payer'),
@@ -98,11 +105,15 @@ export const paymentPaths: Record<string, PathItem> = {
     post: writeOperation({
       summary: 'Create a payment order',
       description:
-        'Creates a PENDING payment. Repeating a create with the same merchantOrderNo and the same fields returns the existing order (HTTP 200) and creates nothing; different fields are DUPLICATE_ORDER.',
+        'Creates a PENDING payment. Repeating a create with the same merchantOrderNo and the same fields returns the existing order (HTTP 200) and creates nothing; different fields are DUPLICATE_ORDER. The order is routed to the channel serving its currency and method (PAYGATE_CHANNELS; in the sandbox the built-in sandbox channel serves the rest) and registered there before the create answers; in production a currency or method no channel serves is VALIDATION_FAILED naming currency or paymentMethod.code, and nothing is created.',
       tags: ['Payments'],
       plaintext: createPayment,
       data: ref('Payment'),
-      errors: { '409': 'DUPLICATE_ORDER' },
+      errors: {
+        '409': 'DUPLICATE_ORDER',
+        '503':
+          "CHANNEL_UNAVAILABLE: the payment's channel could not be reached; no order was created, retry the same create",
+      },
     }),
     get: readOperation({
       summary: 'Query a payment order',

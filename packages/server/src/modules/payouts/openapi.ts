@@ -188,7 +188,12 @@ export const payoutPaths: Record<string, PathItem> = {
       tags: ['Payouts'],
       plaintext: orderRef,
       data: ref('Payout'),
-      errors: { '404': 'ORDER_NOT_FOUND', '409': 'INVALID_STATE' },
+      errors: {
+        '404': 'ORDER_NOT_FOUND',
+        '409': 'INVALID_STATE',
+        '503':
+          "CHANNEL_UNAVAILABLE: the payout's channel could not be reached; the payout stays PENDING, retry the confirm",
+      },
     }),
   },
   '/api/v1/payouts/update': {
