@@ -46,6 +46,13 @@ export interface Payer {
   documentNumber?: string;
 }
 
+/** What the payer does to pay, as the payment's channel said. */
+export type PayerAction =
+  | { kind: 'redirect'; url: string }
+  | { kind: 'pix'; url: string; pixCode: string }
+  | { kind: 'boleto'; url: string; boletoLine: string }
+  | { kind: 'bank'; url: string; bankDetails: Record<string, string> };
+
 /** A payment order as the API returns it. */
 export interface Payment {
   /** Platform order number, `P` and 18 digits. */
@@ -57,8 +64,13 @@ export interface Payment {
   paymentMethod: { code: PaymentMethodCode };
   webhookUrl: string;
   attach?: string;
-  /** Where to send the payer to pay (the sandbox cashier page). */
+  /** Where to send the payer to pay: the channel's hosted page (the sandbox cashier page in the sandbox). */
   cashierUrl: string;
+  /**
+   * What the payer does to pay: `url` (the same as cashierUrl) and, by kind, the PIX copy-and-paste
+   * code, the boleto line or the bank account to transfer to.
+   */
+  payerAction?: PayerAction;
   /** What the payer paid; present once SUCCEEDED. */
   paidAmount?: Decimal;
   channelTradeNo?: string;
