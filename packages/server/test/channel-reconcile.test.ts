@@ -39,7 +39,7 @@ async function settledPayment(
       orderNo,
     ])
   ).rows[0] as { merchant_id: bigint };
-  await platform.services.payments.applyChannelReport(merchant_id, { orderNo, status });
+  await platform.services.payments.applyChannelReport(merchant_id, { orderNo, status }, 'psp');
   return orderNo;
 }
 
