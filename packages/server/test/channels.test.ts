@@ -22,6 +22,7 @@ import {
   count,
   createMerchant,
   databases,
+  freshPostgres,
   get,
   paymentInput,
   post,
@@ -62,7 +63,7 @@ async function fakePsp() {
   const charges = new Map<string, FakeOrder>();
   const transfers = new Map<string, FakeOrder>();
   const nonces = new NonceCache();
-  const state = { down: false, refused: 0, calls: [] as string[] };
+  const state = { down: false, hang: false, refused: 0, calls: [] as string[] };
   const server: Server = createServer((request, response) => {
     void (async () => {
       const body = await read(request);
@@ -71,6 +72,7 @@ async function fakePsp() {
         response.end(JSON.stringify(json));
       };
       if (state.down) return reply(503, { error: 'down' });
+      if (state.hang) return; // never answers (the connector's timeout decides)
       const path = request.url ?? '';
       const checked = verify(
         SECRET,
@@ -372,7 +374,10 @@ for (const database of databases()) {
 
     it('a channel down at create or confirm: 503 CHANNEL_UNAVAILABLE, no order made, nothing sent; a retry works', async () => {
       const psp = await fakePsp();
-      const platform = await startTestPlatform({ database, env: { PAYGATE_CHANNELS: channelsFile(psp.baseUrl) } });
+      const platform = await startTestPlatform({
+        database,
+        env: { PAYGATE_CHANNELS: channelsFile(psp.baseUrl, { timeoutMs: 300 }) },
+      });
       try {
         const merchant = await createMerchant(platform);
         psp.state.down = true;
@@ -382,6 +387,11 @@ for (const database of databases()) {
         assert.equal(down.body.msg, 'CHANNEL_UNAVAILABLE');
         assert.equal(await count(platform, 'payments'), 0);
         psp.state.down = false;
+        psp.state.hang = true;
+        const hung = await post(platform, merchant, '/api/v1/payments', input);
+        assert.equal(hung.status, 503);
+        assert.equal(await count(platform, 'payments'), 0);
+        psp.state.hang = false;
         const retried = await post<{ orderNo: string; payerAction: { kind: string } }>(
           platform,
           merchant,
@@ -426,6 +436,7 @@ for (const database of databases()) {
         assert.equal(confirmed.body.data?.channelTradeNo, psp.transfers.get(payoutNo)?.id);
         const metrics = await platform.services.metrics.registry.getSingleMetricAsString('paygate_channel_calls_total');
         assert.match(metrics, /channel="sim",operation="createPayment",outcome="error"} 1/);
+        assert.match(metrics, /channel="sim",operation="createPayment",outcome="timeout"} 1/);
       } finally {
         await platform.close();
         await psp.close();
@@ -495,9 +506,9 @@ for (const database of databases()) {
           paidAmount: '500.00',
           payer: { name: 'Ana Lima', documentNumber: '01234567890' },
         });
-        const once = await notify(platform, paid);
+        const [once, concurrent] = await Promise.all([notify(platform, paid), notify(platform, paid)]);
         const twice = await notify(platform, paid);
-        assert.deepEqual([once.status, twice.status], [200, 200]);
+        assert.deepEqual([once.status, concurrent.status, twice.status], [200, 200, 200]);
         assert.equal((twice.body.data as { outcome: string }).outcome, 'duplicate');
         // A later, different event (declined, other payer) cannot move the final payment nor change its payer.
         const late = await notify(platform, chargeEvent(charge, { status: 'declined', payer: { name: 'Eve' } }));
@@ -575,6 +586,39 @@ for (const database of databases()) {
         );
       } finally {
         await platform.close();
+        await psp.close();
+      }
+    });
+  });
+}
+
+if (databases().includes('postgres')) {
+  describe('channel notifications across instances (postgres)', () => {
+    it('a notification replayed to another instance is refused: the nonce is kept in the database', async () => {
+      const psp = await fakePsp();
+      const db = await freshPostgres();
+      const env = { PAYGATE_CHANNELS: channelsFile(psp.baseUrl) };
+      const first = await startTestPlatform({ databaseUrl: db.url, env });
+      const second = await startTestPlatform({ databaseUrl: db.url, env });
+      try {
+        const merchant = await createMerchant(first);
+        const created = await post<{ orderNo: string }>(first, merchant, '/api/v1/payments', paymentInput());
+        const orderNo = created.body.data?.orderNo as string;
+        const charge = psp.charges.get(orderNo) as FakeOrder;
+        const sent = await notify(first, chargeEvent(charge, { status: 'declined' }));
+        assert.equal(sent.status, 200);
+        // The same bytes and headers, captured and replayed to the other instance.
+        const replayed = await fetch(`${second.url}/channels/sim/notifications`, {
+          method: 'POST',
+          headers: { ...sent.headers, 'content-type': 'application/json' },
+          body: sent.text,
+        });
+        assert.equal(replayed.status, 401);
+        assert.equal(await count(second, 'channel_notifications'), 1);
+      } finally {
+        await first.close();
+        await second.close();
+        await db.drop();
         await psp.close();
       }
     });
