@@ -22,7 +22,7 @@ const pspSim = z
     ...common,
     kind: z.literal('psp-sim'),
     baseUrl: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/$/, '')),
-    secret: z.string().min(16, 'at least 16 characters'),
+    secret: z.string().min(1, 'required'),
     /** Milliseconds a call to the channel may take (default 5000). */
     timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
   })
