@@ -65,7 +65,9 @@ export class Provider {
     readonly options: ProviderOptions,
     private readonly clock: () => number = Date.now,
   ) {
-    this.#seq = Math.max(0, ...[...store.outbox.values()].map((entry) => entry.seq)) + 1;
+    let last = 0;
+    for (const entry of store.outbox.values()) last = Math.max(last, entry.seq);
+    this.#seq = last + 1;
   }
 
   // ---- views (what GET answers and notifications carry)
