@@ -44,7 +44,7 @@ const transferRequest = z.strictObject({
   currency,
   payee: z.strictObject({
     name: text(200),
-    accountNumber: text(64),
+    accountNumber: text(140),
     bankCode: text(32).optional(),
     documentNumber: text(64).optional(),
   }),

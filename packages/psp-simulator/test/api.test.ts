@@ -149,6 +149,14 @@ describe('simulator API', () => {
       (await psp.call('POST', '/v1/transfers', { ...transfer(orderNo('W')), payee: { name: 'x' } })).status,
       400,
     );
+    // A Pix key (an e-mail address, say) is an account number too: up to 140 characters, as the platform allows.
+    const pixKey = `${'a'.repeat(128)}@example.com`;
+    const long = await psp.call('POST', '/v1/transfers', {
+      ...transfer(orderNo('W')),
+      payee: { name: 'Ana', accountNumber: pixKey },
+    });
+    assert.equal(long.status, 201);
+    assert.equal(long.body.payee.accountNumber, pixKey);
 
     const canceled = await psp.call('POST', `/v1/transfers/${created.body.id}/cancel`);
     assert.equal(canceled.status, 200);
