@@ -4,6 +4,8 @@ import { EnvironmentBadge, ErrorAlert, Loading, PageHeading } from './components
 import { CredentialsPage } from './pages/credentials';
 import { BalancesPage } from './pages/money';
 import { PaymentPage, PaymentsPage, PayoutPage, PayoutsPage } from './pages/orders';
+import { EventsPage } from './pages/events';
+import { OverviewPage } from './pages/overview';
 import { RejectedPage } from './pages/rejected';
 import { SetupPage, SignInPage } from './pages/auth';
 import { Link, match, navigate, useLocation } from './router';
@@ -71,14 +73,16 @@ export function App() {
 function Routes({ path, session }: { path: string; session: Session }) {
   const sandbox = session.merchant.environment === 'sandbox';
   let params: Record<string, string> | undefined;
-  if (path === '/' || path === '/signin') return <Redirect to="/payments" />;
+  if (path === '/' || path === '/signin') return <Redirect to="/overview" />;
+  if (path === '/overview') return <OverviewPage />;
+  if (path === '/events') return <EventsPage />;
   if (path === '/credentials') return <CredentialsPage />;
   if (path === '/payments') return <PaymentsPage />;
   if ((params = match('/payments/:orderNo', path)))
-    return <PaymentPage key={params.orderNo} orderNo={params.orderNo as string} />;
+    return <PaymentPage key={params.orderNo} orderNo={params.orderNo as string} sandbox={sandbox} />;
   if (path === '/payouts') return <PayoutsPage />;
   if ((params = match('/payouts/:orderNo', path)))
-    return <PayoutPage key={params.orderNo} orderNo={params.orderNo as string} />;
+    return <PayoutPage key={params.orderNo} orderNo={params.orderNo as string} sandbox={sandbox} />;
   if (path === '/balances') return <BalancesPage />;
   if (path === '/rejected' && sandbox) return <RejectedPage />;
   return (
@@ -101,8 +105,10 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
   const [menuOpen, setMenuOpen] = useState(false);
   const sandbox = session.merchant.environment === 'sandbox';
   const links: [string, string][] = [
+    ['/overview', 'Overview'],
     ['/payments', 'Payments'],
     ['/payouts', 'Payouts'],
+    ['/events', 'Webhook events'],
     ['/balances', 'Balances & ledger'],
     ['/credentials', 'Credentials'],
     ...(sandbox ? ([['/rejected', 'Rejected requests']] as [string, string][]) : []),
@@ -126,7 +132,7 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
       </a>
       <header className="topbar">
         <div className="topbar-inner">
-          <Link to="/payments" className="brand">
+          <Link to="/overview" className="brand">
             Paygate
           </Link>
           <EnvironmentBadge environment={session.merchant.environment} />

@@ -90,6 +90,9 @@ const STATUS_TONE: Readonly<Record<string, string>> = {
   retrying: 'warn',
 };
 
+/** The colour family of a status: good, bad, warn, info or neutral. */
+export const toneOf = (status: string) => STATUS_TONE[status] ?? 'neutral';
+
 /** A status as text in a coloured pill (the colour is never the only signal). */
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${STATUS_TONE[status] ?? 'neutral'}`}>{status}</span>;

@@ -1,8 +1,8 @@
-import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
+import { type FormEvent, type MouseEvent, type ReactNode, useEffect, useState } from 'react';
 import { queryString } from './api';
 import { Field } from './components';
 import { fromLocalInput, toLocalInput } from './format';
-import { navigate, useLocation } from './router';
+import { Link, navigate, useLocation } from './router';
 
 export interface ListFilters {
   status: string;
@@ -184,5 +184,46 @@ export function Pager({
       </button>
       {children}
     </nav>
+  );
+}
+
+/**
+ * A table row that opens `to` when clicked anywhere (buttons and links inside keep their own
+ * action). Keyboard and screen-reader users get the same through the row's one real link.
+ */
+export function LinkedRow({ to, children }: { to: string; children: ReactNode }) {
+  const open = (event: MouseEvent<HTMLTableRowElement>) => {
+    const target = event.target as HTMLElement;
+    if (target.closest('a, button, input, select, textarea, summary')) return;
+    if (window.getSelection()?.toString()) return; // selecting text is not a click
+    navigate(to);
+  };
+  return (
+    <tr className="row-link" onClick={open}>
+      {children}
+    </tr>
+  );
+}
+
+/** The order page of an order number (P… payment, W… payout). */
+export const orderPath = (orderNo: string) =>
+  orderNo.startsWith('W') ? `/payouts/${orderNo}` : `/payments/${orderNo}`;
+
+/** The row's link: the order number, kept on one line. */
+export function OrderLink({ orderNo }: { orderNo: string }) {
+  return (
+    <Link to={orderPath(orderNo)} className="mono order-no">
+      {orderNo}
+    </Link>
+  );
+}
+
+/** "12 payments" next to a list: every match of the filters, not only this page. */
+export function TotalLine({ total, noun }: { total: number; noun: string }) {
+  return (
+    <p className="total" data-testid="total">
+      {total === 1 ? `1 ${noun.replace(/s$/, '')} matches` : `${total.toLocaleString('en')} ${noun} match`} these
+      filters.
+    </p>
   );
 }

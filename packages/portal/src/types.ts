@@ -120,6 +120,8 @@ export interface WebhookEvent {
 
 export interface PaymentDetail {
   payment: Payment;
+  charges: PaymentCharges;
+  failureReason: string | null;
   timeline: TimelineEntry[];
   events: WebhookEvent[];
 }
@@ -157,4 +159,54 @@ export interface RejectedRequest {
   reason: string;
   signatureBase: string | null;
   createdAt: number;
+}
+
+/** A list page with the number of every match (not only this page's). */
+export interface CountedPage<T> extends Page<T> {
+  total: number;
+}
+
+export interface PaymentCharges {
+  fee: string;
+  net: string;
+  /** Booked in the ledger (SUCCEEDED); otherwise what the rate table would charge. */
+  booked: boolean;
+}
+
+/** A webhook event in the list across orders. */
+export interface EventSummary {
+  eventId: string;
+  orderType: 'PAYMENT' | 'PAYOUT';
+  orderNo: string;
+  status: string;
+  deliveryStatus: string;
+  attempts: number;
+  createdAt: number;
+  deliveredAt: number | null;
+  nextAttemptAt: number | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+}
+
+export interface StatusTotal {
+  status: string;
+  currency: string;
+  count: number;
+  amount: string;
+}
+
+export interface Overview {
+  from: number;
+  to: number;
+  payments: StatusTotal[];
+  payouts: StatusTotal[];
+  balances: Balance[];
+  failedEvents: number;
+  recentFailures: EventSummary[];
+}
+
+export interface RecoverResult {
+  resent: number;
+  remaining: number;
+  max: number;
 }

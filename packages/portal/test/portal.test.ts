@@ -71,7 +71,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill(user.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   };
 
   /** Refreshes the order page until its first event shows `status` with `attempts` attempts. */
@@ -111,7 +111,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     await pageA.keyboard.press('Tab');
     await pageA.keyboard.type(userA.password);
     await pageA.keyboard.press('Enter');
-    await pageA.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
+    await pageA.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     assert.equal(await textOf(pageA, '.topbar .env'), 'Sandbox');
     assert.equal(await textOf(pageA, '.topbar .merchant'), 'Loja Aurora');
     const cookies = await contextA.cookies();
@@ -158,7 +158,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     await screenshot(cashier, '04-cashier-paid');
     await cashier.close();
 
-    await pageA.getByRole('link', { name: 'Payments' }).click();
+    await pageA.getByRole('link', { name: 'Payments', exact: true }).click();
     await pageA.getByLabel('Order number').fill(payment.merchantOrderNo);
     await pageA.getByLabel('Status').selectOption('SUCCEEDED');
     await pageA.getByRole('button', { name: 'Apply filters' }).click();

@@ -3,6 +3,7 @@ import { api } from '../api';
 import {
   Details,
   ErrorAlert,
+  Field,
   Loading,
   Notice,
   PageHeading,
@@ -12,9 +13,9 @@ import {
   useAsync,
 } from '../components';
 import { PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
-import { FilterForm, listQuery, Pager, useListState } from '../lists';
+import { FilterForm, LinkedRow, listQuery, OrderLink, Pager, TotalLine, useListState } from '../lists';
 import { Link, usePageTitle } from '../router';
-import type { Page, Payment, PaymentDetail, Payout, PayoutDetail, TimelineEntry, WebhookEvent } from '../types';
+import type { CountedPage, Payment, PaymentDetail, Payout, PayoutDetail, TimelineEntry, WebhookEvent } from '../types';
 
 /** What differs between the payments and the payouts list: the rest of the page is the same. */
 interface OrderListKind<T extends Payment | Payout> {
@@ -52,7 +53,7 @@ function OrderListPage<T extends Payment | Payout>({ kind }: { kind: OrderListKi
   usePageTitle(kind.title);
   const list = useListState();
   const { data, error, loading } = useAsync(
-    () => api.get<Page<T>>(`${kind.path}${listQuery(list.filters, list.cursor)}`),
+    () => api.get<CountedPage<T>>(`${kind.path}${listQuery(list.filters, list.cursor)}`),
     [kind.path, list.key, list.cursor],
   );
   return (
@@ -69,43 +70,52 @@ function OrderListPage<T extends Payment | Payout>({ kind }: { kind: OrderListKi
       {loading && !data ? <Loading what={kind.noun} /> : null}
       {data ? (
         <>
+          <TotalLine total={data.total} noun={kind.noun} />
           <TableWrap label={kind.title}>
             <table aria-busy={loading}>
               <caption className="visually-hidden">{kind.title}, newest first</caption>
               <thead>
                 <tr>
                   <th scope="col">Order</th>
-                  <th scope="col">Your reference</th>
+                  <th scope="col" className="hide-narrow">
+                    Your reference
+                  </th>
                   <th scope="col" className="num">
                     Amount
                   </th>
-                  <th scope="col" className={kind.extra.numeric ? 'num' : undefined}>
+                  <th scope="col" className={kind.extra.numeric ? 'num hide-narrow' : 'hide-narrow'}>
                     {kind.extra.heading}
                   </th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Created</th>
+                  <th scope="col" className="hide-narrow">
+                    Status
+                  </th>
+                  <th scope="col" className="hide-narrow">
+                    Created
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {data.items.map((order) => (
-                  <tr key={order.orderNo}>
+                  <LinkedRow key={order.orderNo} to={`${kind.path}/${order.orderNo}`}>
                     <th scope="row">
-                      <Link to={`${kind.path}/${order.orderNo}`} className="mono">
-                        {order.orderNo}
-                      </Link>
+                      <OrderLink orderNo={order.orderNo} />
                     </th>
-                    <td className="mono">{order.merchantOrderNo}</td>
+                    <td className="mono hide-narrow">{order.merchantOrderNo}</td>
                     <td className="num">
                       {order.amount} {order.currency}
+                      {/* On a phone the status column gives way and the status shows here. */}
+                      <span className="show-narrow">
+                        <StatusBadge status={order.status} />
+                      </span>
                     </td>
-                    <td className={kind.extra.numeric ? 'num' : undefined}>{kind.extra.cell(order)}</td>
-                    <td>
+                    <td className={kind.extra.numeric ? 'num hide-narrow' : 'hide-narrow'}>{kind.extra.cell(order)}</td>
+                    <td className="hide-narrow">
                       <StatusBadge status={order.status} />
                     </td>
-                    <td>
+                    <td className="hide-narrow">
                       <Time ms={order.createdAt} />
                     </td>
-                  </tr>
+                  </LinkedRow>
                 ))}
               </tbody>
             </table>
@@ -244,7 +254,161 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
   );
 }
 
-export function PaymentPage({ orderNo }: { orderNo: string }) {
+/** Where a sandbox order can go from each status, as the channel (simulate helpers) would move it. */
+const PAYMENT_MOVES: Readonly<Record<string, readonly string[]>> = {
+  PENDING: ['PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED'],
+  PROCESSING: ['SUCCEEDED', 'FAILED'],
+};
+const PAYOUT_MOVES: Readonly<Record<string, readonly string[]>> = {
+  PENDING: ['PROCESSING', 'SUCCEEDED', 'FAILED'],
+  PROCESSING: ['SUCCEEDED', 'FAILED'],
+};
+
+/** Runs one write and reloads the page's data; reports what happened. */
+function useAction(reload: () => void) {
+  const [busy, setBusy] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  const [notice, setNotice] = useState('');
+  const run = async (name: string, write: () => Promise<unknown>, done: string) => {
+    setBusy(name);
+    setError(undefined);
+    setNotice('');
+    try {
+      await write();
+      setNotice(done);
+      reload();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(undefined);
+    }
+  };
+  return { busy, error, notice, run };
+}
+
+/**
+ * Sandbox only: buttons that act as the channel (the same service calls as the API's
+ * /api/v1/sandbox helpers), for driving an order to each state while integrating.
+ */
+function SandboxPanel({
+  type,
+  orderNo,
+  status,
+  reload,
+}: {
+  type: 'payment' | 'payout';
+  orderNo: string;
+  status: string;
+  reload: () => void;
+}) {
+  const action = useAction(reload);
+  const [reason, setReason] = useState('');
+  const moves = (type === 'payment' ? PAYMENT_MOVES : PAYOUT_MOVES)[status] ?? [];
+  const base = `/sandbox/${type}s/${encodeURIComponent(orderNo)}`;
+  const simulate = (target: string) =>
+    void action.run(
+      target,
+      () =>
+        api.post(`${base}/simulate`, {
+          status: target,
+          ...(target === 'FAILED' && reason.trim() !== '' ? { failureReason: reason.trim() } : {}),
+        }),
+      `The ${type} is now ${target}.`,
+    );
+  const canReturn = type === 'payout' && status === 'SUCCEEDED';
+  return (
+    <section className="card sandbox-panel" aria-labelledby="sandbox">
+      <h2 id="sandbox">Sandbox: act as the channel</h2>
+      <p className="muted">
+        These buttons move the {type} as the channel would (like POST /api/v1/sandbox/{type}s/simulate): the webhook
+        event is written and sent as in production.
+      </p>
+      {moves.length === 0 && !canReturn ? (
+        <p className="muted">This {type} is final: the channel cannot move it any more.</p>
+      ) : null}
+      {moves.includes('FAILED') && type === 'payment' ? (
+        <Field label="Failure reason (optional)">
+          {(props) => (
+            <input
+              {...props}
+              type="text"
+              maxLength={200}
+              value={reason}
+              onChange={(event) => setReason(event.target.value)}
+            />
+          )}
+        </Field>
+      ) : null}
+      <div className="button-row">
+        {moves.map((target) => (
+          <button
+            key={target}
+            type="button"
+            className="button"
+            disabled={action.busy !== undefined}
+            onClick={() => simulate(target)}
+          >
+            Simulate {target}
+          </button>
+        ))}
+        {canReturn ? (
+          <button
+            type="button"
+            className="button"
+            disabled={action.busy !== undefined}
+            onClick={() =>
+              void action.run('return', () => api.post(`${base}/return`, {}), 'The payout was returned (REFUNDED).')
+            }
+          >
+            Simulate return (REFUNDED)
+          </button>
+        ) : null}
+      </div>
+      <Notice text={action.notice} />
+      <ErrorAlert error={action.error} />
+    </section>
+  );
+}
+
+/** Cancel a PENDING payment, after a second, explicit confirmation. */
+function CancelPayment({ orderNo, status, reload }: { orderNo: string; status: string; reload: () => void }) {
+  const action = useAction(reload);
+  const [asking, setAsking] = useState(false);
+  return (
+    <div className="cancel">
+      {status !== 'PENDING' ? null : asking ? (
+        <div className="button-row" role="group" aria-label="Confirm cancel">
+          <span>Cancel this payment? The payer can no longer pay it.</span>
+          <button
+            type="button"
+            className="button button-danger button-small"
+            disabled={action.busy !== undefined}
+            onClick={() =>
+              void action.run(
+                'cancel',
+                () => api.post(`/payments/${encodeURIComponent(orderNo)}/cancel`),
+                'The payment was canceled.',
+              )
+            }
+          >
+            Yes, cancel it
+          </button>
+          <button type="button" className="button button-small" onClick={() => setAsking(false)}>
+            Keep it
+          </button>
+        </div>
+      ) : (
+        <button type="button" className="button button-small" onClick={() => setAsking(true)}>
+          Cancel payment
+        </button>
+      )}
+      <Notice text={action.notice} />
+      <ErrorAlert error={action.error} />
+    </div>
+  );
+}
+
+export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: boolean }) {
   usePageTitle(`Payment ${orderNo}`);
   const { data, error, loading, reload } = useAsync(
     () => api.get<PaymentDetail>(`/payments/${encodeURIComponent(orderNo)}`),
@@ -268,6 +432,7 @@ export function PaymentPage({ orderNo }: { orderNo: string }) {
             <button type="button" className="button button-small" onClick={reload}>
               Refresh
             </button>
+            <CancelPayment orderNo={orderNo} status={p.status} reload={reload} />
           </div>
           <div className="grid-2">
             <section className="card" aria-labelledby="summary">
@@ -277,6 +442,20 @@ export function PaymentPage({ orderNo }: { orderNo: string }) {
                   ['Status', <StatusBadge status={p.status} />],
                   ['Amount', `${p.amount} ${p.currency}`],
                   ['Paid amount', p.paidAmount ? `${p.paidAmount} ${p.currency}` : undefined],
+                  [
+                    data.charges.booked ? 'Fee' : 'Fee (if paid)',
+                    <span data-testid="fee">{`${data.charges.fee} ${p.currency}`}</span>,
+                  ],
+                  [
+                    data.charges.booked ? 'Net to you' : 'Net (if paid)',
+                    <span data-testid="net">{`${data.charges.net} ${p.currency}`}</span>,
+                  ],
+                  [
+                    'Failure reason',
+                    p.status === 'FAILED' ? (
+                      <span data-testid="failure-reason">{data.failureReason ?? 'Not given by the channel'}</span>
+                    ) : undefined,
+                  ],
                   ['Method', p.paymentMethod.code],
                   ['Your reference', <span className="mono">{p.merchantOrderNo}</span>],
                   ['Channel trade no.', p.channelTradeNo],
@@ -303,6 +482,7 @@ export function PaymentPage({ orderNo }: { orderNo: string }) {
               <Timeline entries={data.timeline} />
             </section>
           </div>
+          {sandbox ? <SandboxPanel type="payment" orderNo={orderNo} status={p.status} reload={reload} /> : null}
           <EventsSection events={data.events} reload={reload} />
         </>
       ) : null}
@@ -310,7 +490,7 @@ export function PaymentPage({ orderNo }: { orderNo: string }) {
   );
 }
 
-export function PayoutPage({ orderNo }: { orderNo: string }) {
+export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boolean }) {
   usePageTitle(`Payout ${orderNo}`);
   const { data, error, loading, reload } = useAsync(
     () => api.get<PayoutDetail>(`/payouts/${encodeURIComponent(orderNo)}`),
@@ -370,6 +550,7 @@ export function PayoutPage({ orderNo }: { orderNo: string }) {
               <Timeline entries={data.timeline} />
             </section>
           </div>
+          {sandbox ? <SandboxPanel type="payout" orderNo={orderNo} status={p.status} reload={reload} /> : null}
           <EventsSection events={data.events} reload={reload} />
         </>
       ) : null}
