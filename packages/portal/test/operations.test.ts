@@ -29,6 +29,30 @@ function eventIdOf(request: Received): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether every filter form's controls sit inside it (no overflow) and controls on one row are
+ * level (a field with a hint below does not push its control out of line).
+ */
+function filtersFit(page: Page): Promise<boolean> {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll('form.filters')).every((form) => {
+      const box = form.getBoundingClientRect();
+      // Controls less than a row apart are on the same row, and must then be level.
+      const tops = Array.from(form.querySelectorAll('.field input, .field select')).map(
+        (control) => control.getBoundingClientRect().top,
+      );
+      const level = tops.every((a) => tops.every((b) => Math.abs(a - b) >= 60 || Math.abs(a - b) <= 1));
+      return (
+        form.scrollWidth <= form.clientWidth &&
+        level &&
+        Array.from(form.querySelectorAll('input, select, button')).every(
+          (control) => control.getBoundingClientRect().right <= box.right + 0.5,
+        )
+      );
+    }),
+  );
+}
+
 interface Order {
   orderNo: string;
   status: string;
@@ -266,18 +290,7 @@ describe('portal operations pages in Chromium', () => {
     await page.getByRole('link', { name: 'Payments', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
     await page.getByText('3 payments match these filters.').waitFor();
-    const fits = await page.evaluate(() =>
-      Array.from(document.querySelectorAll('form.filters')).every((form) => {
-        const box = form.getBoundingClientRect();
-        return (
-          form.scrollWidth <= form.clientWidth &&
-          Array.from(form.querySelectorAll('input, select, button')).every(
-            (control) => control.getBoundingClientRect().right <= box.right + 0.5,
-          )
-        );
-      }),
-    );
-    assert.ok(fits, 'every filter control sits inside its form');
+    assert.ok(await filtersFit(page), 'every filter control sits inside its form, level with the others');
     await screenshot(page, 'ops-09-payments-list');
     // Keyboard: the row's link takes focus and Enter opens the order.
     await page.getByRole('link', { name: orders.paid as string }).focus();
@@ -311,6 +324,7 @@ describe('portal operations pages in Chromium', () => {
       }
       const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 1, `no sideways scrolling (${overflow}px)`);
+      assert.ok(await filtersFit(small), 'the filters fit a phone too');
       await screenshot(small, 'ops-10-phone-payments');
       const wrapOverflow = await small.locator('.table-wrap').evaluate((el) => el.scrollWidth - el.clientWidth);
       assert.ok(wrapOverflow <= 1, `the table fits (${wrapOverflow}px)`);
