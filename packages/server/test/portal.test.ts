@@ -455,14 +455,16 @@ describe('portal over https and in production', () => {
       const session = await client.get<Session>('/portal/api/session');
       assert.equal(session.body.data?.merchant.environment, 'production');
       assert.equal((await client.get('/portal/api/rejected-requests')).status, 404);
+      // Production without a channel refuses the create (nothing to route to); the cashier page,
+      // the sandbox channel's surface, does not exist there at all.
       const payment = await post<Payment>(
         platform,
         shop,
         '/api/v1/payments',
         paymentInput({ webhookUrl: 'https://merchant.example/webhook/payment' }),
       );
-      assert.equal(payment.status, 200);
-      const cashier = await fetch(`${platform.url}/cashier/${payment.body.data?.orderNo}`);
+      assert.equal(payment.status, 400);
+      const cashier = await fetch(`${platform.url}/cashier/P0000000000000000000000000`);
       assert.equal(cashier.status, 404);
     } finally {
       await platform.close();
