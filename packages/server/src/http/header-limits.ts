@@ -110,6 +110,10 @@ export function headerLimits(app: FastifyInstance): void {
     // RFC 9112 §6.1: a transfer coding the server does not understand is a 501. Node decodes
     // `chunked` only; anything before it (`gzip, chunked`) would reach us still encoded.
     const coding = request.headers['transfer-encoding'];
+    if (coding !== undefined && coding.trim() === '') {
+      reply.header('connection', 'close');
+      throw new DomainError('BAD_REQUEST', 'Transfer-Encoding is empty');
+    }
     if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
       request.log.info({ header: { transferEncoding: coding } }, 'request refused: NOT_IMPLEMENTED');
       reply.header('connection', 'close');

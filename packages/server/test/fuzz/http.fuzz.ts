@@ -506,8 +506,9 @@ for (const database of databases()) {
         `no answer within 10 s to ${JSON.stringify(bytes.toString('latin1').slice(0, 300))}`,
       );
       for (const status of answer.statuses) {
+        // 501 NOT_IMPLEMENTED is the deliberate answer to a transfer coding other than chunked.
         assert.ok(
-          status < 500,
+          status < 500 || (status === 501 && answer.text.includes('"NOT_IMPLEMENTED"')),
           `${status} for ${JSON.stringify(bytes.toString('latin1').slice(0, 2000))}\n${answer.text.slice(0, 1000)}`,
         );
       }
