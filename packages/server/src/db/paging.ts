@@ -1,4 +1,6 @@
 import { checkTimeRange, decodeCursor, encodeCursor } from '../validation.js';
+import { scaleOf } from '../modules/catalog/catalog.js';
+import { formatAmount } from '../money.js';
 import type { Queryable } from './db.js';
 
 /** A page of rows, newest first, and the cursor of the next page (`null` on the last). */
@@ -107,7 +109,8 @@ export interface StatusTotal {
   readonly status: string;
   readonly currency: string;
   readonly count: number;
-  readonly amountMinor: bigint;
+  /** Decimal string in major units. */
+  readonly amount: string;
 }
 
 /** Orders of one merchant created in [from, to] by status and currency (`payments` or `payouts`). */
@@ -128,6 +131,6 @@ export async function statusTotals(
     status: r.status,
     currency: r.currency,
     count: Number(r.n),
-    amountMinor: r.amount,
+    amount: formatAmount(r.amount, scaleOf(r.currency)),
   }));
 }

@@ -21,3 +21,6 @@ export const CURRENCIES: ReadonlyMap<string, CurrencyInfo> = new Map(
 
 /** The currency's info, or `undefined` when the platform does not accept it. */
 export const currencyInfo = (code: string): CurrencyInfo | undefined => CURRENCIES.get(code);
+
+/** Minor digits of a currency (2 for one the catalogue does not list). */
+export const scaleOf = (currency: string): number => currencyInfo(currency)?.scale ?? 2;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import { formatAmount, parseAmount } from '../../money.js';
-import { currencyInfo } from '../catalog/catalog.js';
+import { scaleOf } from '../catalog/catalog.js';
 
 /**
  * Reconciliation of a channel's daily settlement file against our books (issue 13, item 6).
@@ -137,7 +137,7 @@ export async function reconcile(
       });
       continue;
     }
-    const scale = currencyInfo(row.currency)?.scale ?? 2;
+    const scale = scaleOf(row.currency);
     const money = line.type === 'charge' && line.paidAmount !== '' ? line.paidAmount : line.amount;
     const oursMinor =
       line.type === 'charge' && line.paidAmount !== '' ? (row.paid_minor ?? row.amount_minor) : row.amount_minor;

@@ -4,7 +4,7 @@ import { DomainError, validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
 import { afterCommit } from '../../observability/traced-db.js';
 import { keysetPage } from '../../db/paging.js';
-import { CURRENCIES, currencyInfo } from '../catalog/catalog.js';
+import { CURRENCIES, scaleOf } from '../catalog/catalog.js';
 import { countLedgerPosting } from '../metrics/metrics.js';
 import type { PaymentRow } from '../payments/service.js';
 import { paymentFee } from '../rates/fees.js';
@@ -101,8 +101,6 @@ export interface AuditReport {
   drifted: { accountId: bigint; balance: bigint; sum: bigint }[];
   negative: { accountId: bigint; balance: bigint }[];
 }
-
-const scaleOf = (currency: string) => currencyInfo(currency)?.scale ?? 2;
 
 interface AccountRow {
   id: bigint;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, prepared, type Queryable } from '../../db/db.js';
-import { countRows, keysetPage, statusTotals } from '../../db/paging.js';
+import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
 import {
   channelUnavailable,
   duplicateOrder,
@@ -12,7 +12,7 @@ import {
 } from '../../errors.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookUrl } from '../../validation.js';
-import { currencyInfo } from '../catalog/catalog.js';
+import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import { writeEvent } from '../events/outbox.js';
@@ -95,8 +95,6 @@ export function payerOf(row: Pick<PaymentRow, 'payer_name' | 'payer_document'>):
   return Object.keys(payer).length > 0 ? payer : undefined;
 }
 
-const scaleOf = (currency: string) => currencyInfo(currency)?.scale ?? 2;
-
 /** Hooks other modules attach to payment state changes, run inside the same transaction. */
 export interface PaymentHooks {
   /** The payment just became SUCCEEDED: credit the merchant (the ledger). */
@@ -154,6 +152,13 @@ const FIND_PAYMENT = {
   order_no: [findPayment('order_no', false), findPayment('order_no', true)],
   merchant_order_no: [findPayment('merchant_order_no', false), findPayment('merchant_order_no', true)],
 } as const;
+
+/** A list filter's status: one of the payment statuses, or none. */
+function checkStatusFilter(status: string | undefined): void {
+  if (status !== undefined && !PAYMENT_STATUSES.includes(status as PaymentStatus)) {
+    throw validationFailed([{ field: 'status', message: `one of ${PAYMENT_STATUSES.join(', ')}` }]);
+  }
+}
 
 /** Payment orders: create, read, list, cancel, update, and the channel's state changes. */
 export class Payments {
@@ -369,9 +374,7 @@ export class Payments {
 
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
   async list(merchantId: bigint, filters: ListFilters): Promise<{ items: PaymentView[]; nextCursor: string | null }> {
-    if (filters.status !== undefined && !PAYMENT_STATUSES.includes(filters.status as PaymentStatus)) {
-      throw validationFailed([{ field: 'status', message: `one of ${PAYMENT_STATUSES.join(', ')}` }]);
-    }
+    checkStatusFilter(filters.status);
     const page = await keysetPage<PaymentRow>(this.db, {
       select: `SELECT ${PAYMENT_COLUMNS} FROM payments`,
       equals: { merchant_id: merchantId, status: filters.status },
@@ -385,9 +388,7 @@ export class Payments {
 
   /** How many payments `list` would page through with these filters. */
   async count(merchantId: bigint, filters: Omit<ListFilters, 'pageSize' | 'cursor'>): Promise<number> {
-    if (filters.status !== undefined && !PAYMENT_STATUSES.includes(filters.status as PaymentStatus)) {
-      throw validationFailed([{ field: 'status', message: `one of ${PAYMENT_STATUSES.join(', ')}` }]);
-    }
+    checkStatusFilter(filters.status);
     return countRows(this.db, {
       from: 'payments',
       equals: { merchant_id: merchantId, status: filters.status },
@@ -397,12 +398,8 @@ export class Payments {
   }
 
   /** Payments created in [from, to] by status and currency: count and amount (the portal's overview). */
-  async totals(merchantId: bigint, range: { from: number; to: number }) {
-    const rows = await statusTotals(this.db, 'payments', merchantId, range);
-    return rows.map(({ amountMinor, ...row }) => ({
-      ...row,
-      amount: formatAmount(amountMinor, scaleOf(row.currency)),
-    }));
+  totals(merchantId: bigint, range: { from: number; to: number }): Promise<StatusTotal[]> {
+    return statusTotals(this.db, 'payments', merchantId, range);
   }
 
   /** PENDING → CANCELED, with its event. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
-import { countRows, keysetPage, statusTotals } from '../../db/paging.js';
+import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
 import {
   channelUnavailable,
   DomainError,
@@ -15,7 +15,7 @@ import {
 import { ulid } from '../../ids.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookUrl } from '../../validation.js';
-import { currencyInfo } from '../catalog/catalog.js';
+import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import { writeEvent } from '../events/outbox.js';
@@ -141,8 +141,6 @@ export interface PayoutListFilters {
   cursor?: string | undefined;
 }
 
-const scaleOf = (currency: string) => currencyInfo(currency)?.scale ?? 2;
-
 const payeeSchema = z.object({
   name: z
     .string()
@@ -164,6 +162,13 @@ const payeeSchema = z.object({
 });
 
 const refundNoSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'up to 64 letters, digits or ._:-');
+
+/** A list filter's status: one of the payout statuses, or none. */
+function checkStatusFilter(status: string | undefined): void {
+  if (status !== undefined && !PAYOUT_STATUSES.includes(status as PayoutStatus)) {
+    throw validationFailed([{ field: 'status', message: `one of ${PAYOUT_STATUSES.join(', ')}` }]);
+  }
+}
 
 /** Payout orders: create (reserving amount + fee), confirm, update, read, and the channel's moves. */
 export class Payouts {
@@ -385,9 +390,7 @@ export class Payouts {
     merchantId: bigint,
     filters: PayoutListFilters,
   ): Promise<{ items: PayoutView[]; nextCursor: string | null }> {
-    if (filters.status !== undefined && !PAYOUT_STATUSES.includes(filters.status as PayoutStatus)) {
-      throw validationFailed([{ field: 'status', message: `one of ${PAYOUT_STATUSES.join(', ')}` }]);
-    }
+    checkStatusFilter(filters.status);
     const page = await keysetPage<PayoutRow>(this.db, {
       select: 'SELECT * FROM payouts',
       equals: { merchant_id: merchantId, status: filters.status },
@@ -401,9 +404,7 @@ export class Payouts {
 
   /** How many payouts `list` would page through with these filters. */
   async count(merchantId: bigint, filters: Omit<PayoutListFilters, 'pageSize' | 'cursor'>): Promise<number> {
-    if (filters.status !== undefined && !PAYOUT_STATUSES.includes(filters.status as PayoutStatus)) {
-      throw validationFailed([{ field: 'status', message: `one of ${PAYOUT_STATUSES.join(', ')}` }]);
-    }
+    checkStatusFilter(filters.status);
     return countRows(this.db, {
       from: 'payouts',
       equals: { merchant_id: merchantId, status: filters.status },
@@ -413,12 +414,8 @@ export class Payouts {
   }
 
   /** Payouts created in [from, to] by status and currency: count and amount (the portal's overview). */
-  async totals(merchantId: bigint, range: { from: number; to: number }) {
-    const rows = await statusTotals(this.db, 'payouts', merchantId, range);
-    return rows.map(({ amountMinor, ...row }) => ({
-      ...row,
-      amount: formatAmount(amountMinor, scaleOf(row.currency)),
-    }));
+  totals(merchantId: bigint, range: { from: number; to: number }): Promise<StatusTotal[]> {
+    return statusTotals(this.db, 'payouts', merchantId, range);
   }
 
   /**

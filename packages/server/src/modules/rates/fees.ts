@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CURRENCIES, currencyInfo } from '../catalog/catalog.js';
+import { CURRENCIES, scaleOf } from '../catalog/catalog.js';
 
 /** One fee: a percentage of the amount (basis points) plus a fixed part (minor units). */
 export interface Fee {
@@ -95,7 +95,7 @@ export const feesJson = z.string().transform((text, ctx): FeeSchedule => {
   }
   const problems: string[] = [];
   const toFee = (where: string, currency: string, text: z.infer<typeof feeText>): Fee => {
-    const scale = currencyInfo(currency)?.scale ?? 2;
+    const scale = scaleOf(currency);
     const percentBps = percentToBps(String(text.percent));
     const fixedMinor = fixedToMinor(text.fixed, scale);
     if (percentBps === undefined) problems.push(`${where}.percent: 0 to 100 with at most two decimals`);
