@@ -3,16 +3,15 @@
  * mode (PAYGATE_ENV=production, PAYGATE_MASTER_KEY, PAYGATE_WEBHOOK_ALLOW_PRIVATE=true for the
  * loopback receiver) with a PAYGATE_CHANNELS file, on PGlite and PostgreSQL.
  *
- * TODO: every case below waits for the simulator (packages/psp-simulator: only src/auth.ts
- * existed when this file was written) and the connector layer (src/modules/channels/
- * connector.ts, registry, notifications endpoint, routing: not committed yet). The polling step
- * and `paygate reconcile` they exercise are tested on their own in channel-polling.test.ts and
- * channel-reconcile.test.ts.
+ * TODO (issue 13): the simulator (packages/psp-simulator, its own tests) and the connector layer
+ * (channels.test.ts, against a fake provider in the test) are built; what is missing is these cases
+ * run through a spawned `paygate-psp`. The polling step and `paygate reconcile` they exercise are
+ * tested on their own in channel-polling.test.ts and channel-reconcile.test.ts.
  */
 import { describe, it } from 'node:test';
 import { databases } from './harness.js';
 
-const WAITING = 'needs the paygate-psp simulator and the channel connector layer (issue 13, helpers A and B)';
+const WAITING = 'not written yet: the end-to-end run through a spawned paygate-psp is open work of issue 13';
 
 for (const database of databases()) {
   describe(`channels end to end (${database})`, () => {
