@@ -17,7 +17,9 @@ import { portalApiRoutes } from './modules/portal/routes.js';
 import { portalStaticRoutes } from './modules/portal/static.js';
 import { rateRoutes } from './modules/rates/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
-import { eventRoutes, metricsRoutes, publishedKeyRoutes } from './modules/webhooks/routes.js';
+import { eventRoutes } from './modules/webhooks/routes.js';
+import { metricsRoutes } from './modules/metrics/routes.js';
+import { publishedKeyRoutes } from './modules/platform-keys/routes.js';
 import { observeHttp } from './observability/http.js';
 import type { Services } from './services.js';
 

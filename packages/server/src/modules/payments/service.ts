@@ -15,7 +15,7 @@ import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookU
 import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
-import { writeEvent } from '../events/outbox.js';
+import { writeEvent } from '../webhooks/outbox.js';
 
 export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];

@@ -18,7 +18,7 @@ import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookU
 import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
-import { writeEvent } from '../events/outbox.js';
+import { writeEvent } from '../webhooks/outbox.js';
 import {
   credit,
   debit,

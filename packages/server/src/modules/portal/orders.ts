@@ -1,7 +1,7 @@
 import { orderNotFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { OrderRef } from '../../validation.js';
-import type { OrderType } from '../events/outbox.js';
+import type { OrderType } from '../webhooks/outbox.js';
 import type { PaymentView } from '../payments/service.js';
 import type { PayoutReceipt, PayoutView } from '../payouts/service.js';
 

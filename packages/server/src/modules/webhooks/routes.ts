@@ -28,21 +28,3 @@ export function eventRoutes(api: FastifyInstance, { webhooks }: Services): void 
     return success(await webhooks.resend(eventId, merchantOf(request).id));
   });
 }
-
-/** Public, unauthenticated: the webhook keys a merchant may see signatures from, by keyid. */
-export function publishedKeyRoutes(app: FastifyInstance, { platformKeys, config }: Services): void {
-  app.get('/.well-known/paygate/webhook-keys', async (_request, reply) => {
-    const keys = await platformKeys.publishedWebhookKeys();
-    return reply.header('cache-control', 'public, max-age=300').send({
-      environment: config.environment,
-      keys: keys.map((key) => ({ keyid: key.keyId, publicKey: key.publicKey, status: key.status })),
-    });
-  });
-}
-
-/** Prometheus text exposition of the process's metrics. */
-export function metricsRoutes(app: FastifyInstance, { metrics }: Services): void {
-  app.get('/metrics', async (_request, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
-}
