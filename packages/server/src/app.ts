@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { DomainError } from './errors.js';
 import { errorHandler, success } from './http/errors.js';
 import { clientErrorHandler, headerLimits } from './http/header-limits.js';
 import { merchantApiScope } from './http/merchant-api.js';
@@ -84,9 +85,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   app.setErrorHandler(errorHandler);
   // Unknown paths outside /api/v1 answer in the platform's shape too (the merchant API scope has its own).
-  app.setNotFoundHandler(async (_request, reply) =>
-    reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such path' }),
-  );
+  app.setNotFoundHandler(async () => {
+    throw new DomainError('NOT_FOUND', 'no such path');
+  });
   headerLimits(app);
   observeHttp(app, services.metrics);
   const lifecycle = options.lifecycle;
@@ -97,15 +98,15 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     if (lifecycle?.isClosing()) reply.header('connection', 'close');
   });
 
-  app.get('/healthz', async () => ({ msg: 'SUCCESS', data: { status: 'ok' } }));
-  app.get('/readyz', async (request, reply) => {
-    if (lifecycle?.isDraining()) return reply.code(503).send({ msg: 'NOT_READY', message: 'the instance is draining' });
+  app.get('/healthz', async () => success({ status: 'ok' }));
+  app.get('/readyz', async (request) => {
+    if (lifecycle?.isDraining()) throw new DomainError('NOT_READY', 'the instance is draining');
     try {
       await withTimeout(services.db.query('SELECT 1'), READY_CHECK_MS);
       return success({ status: 'ready', environment: services.config.environment });
     } catch (error) {
       request.log.warn({ err: { message: (error as Error).message } }, 'not ready: the database does not answer');
-      return reply.code(503).send({ msg: 'NOT_READY', message: 'the database does not answer' });
+      throw new DomainError('NOT_READY', 'the database does not answer');
     }
   });
   const openapi = readFileSync(OPENAPI_PATH, 'utf8');

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from './app.js';
 import { type Config, withPort } from './config.js';
 import { openDatabase } from './db/db.js';
+import { writeError } from './http/errors.js';
 import { traced } from './observability/traced-db.js';
 import { ensureSchema } from './db/migrate.js';
 import { adminToken } from './local-state.js';
@@ -48,8 +49,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
   // kernel and the links the services build carry the port actually held. Until the app is
   // ready, anything that connects is told so.
   let handle = (_request: IncomingMessage, response: ServerResponse) => {
-    response.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' });
-    response.end('{"msg":"NOT_READY"}');
+    writeError(response, 'NOT_READY', { headers: { connection: 'close' }, retryAfterSeconds: 1 });
   };
   const server = createServer((request, response) => handle(request, response));
   await listen(server, requested.host, requested.port);

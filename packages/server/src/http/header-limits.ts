@@ -1,9 +1,9 @@
-import { type Server, STATUS_CODES } from 'node:http';
+import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyInstance, FastifyRequest } from 'fastify';
-import { DomainError } from '../errors.js';
+import { DomainError, unauthorized } from '../errors.js';
 import { ulid } from '../ids.js';
-import { UNAUTHORIZED } from './errors.js';
+import { type ErrorCode, rawErrorResponse } from './errors.js';
 
 /** Header lines a request may carry, every line counted (Host included); more is 431. */
 export const MAX_HEADER_FIELDS = 100;
@@ -134,7 +134,7 @@ export function headerLimits(app: FastifyInstance): void {
         { auth: { step: 'shape', reason: `header ${name} is repeated` } },
         'request refused: UNAUTHORIZED',
       );
-      return reply.code(401).send(UNAUTHORIZED);
+      throw unauthorized();
     }
   });
 }
@@ -154,33 +154,19 @@ const LINGER_MS = 2000;
 export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
   answered.add(socket);
-  const [status, body]: [number, { msg: string; message: string }] =
+  const [code, message]: [ErrorCode, string] =
     error.code === 'HPE_HEADER_OVERFLOW'
-      ? [
-          431,
-          {
-            msg: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
-            message: `the request target and headers exceed ${MAX_HEADER_BYTES} bytes`,
-          },
-        ]
+      ? ['REQUEST_HEADER_FIELDS_TOO_LARGE', `the request target and headers exceed ${MAX_HEADER_BYTES} bytes`]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, { msg: 'REQUEST_TIMEOUT', message: 'the request was not received in time' }]
-        : [400, { msg: 'BAD_REQUEST', message: 'the request is malformed' }];
+        ? ['REQUEST_TIMEOUT', 'the request was not received in time']
+        : ['BAD_REQUEST', 'the request is malformed'];
   const requestId = `req_${ulid(Date.now())}`;
-  this.log.info({ requestId, err: { code: error.code, message: error.message } }, `client error answered: ${body.msg}`);
+  this.log.info({ requestId, err: { code: error.code, message: error.message } }, `client error answered: ${code}`);
 
   // As node's own default: never write into a response already under way on this connection.
   const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && !current?.headersSent) {
-    const json = JSON.stringify(body);
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(json)}\r\n` +
-        `Request-Id: ${requestId}\r\n` +
-        'Connection: close\r\n\r\n' +
-        json,
-    );
+    socket.end(rawErrorResponse(code, message, requestId));
     const timer = setTimeout(() => socket.destroy(), LINGER_MS);
     timer.unref();
     socket.once('close', () => clearTimeout(timer));

@@ -1,10 +1,9 @@
 import { MAX_WIRE_BODY_BYTES, verifyRequest } from '@paygate/protocol';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { validationFailed } from '../errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DomainError, unauthorized, validationFailed } from '../errors.js';
 import type { Merchant } from '../modules/merchants/service.js';
 import { inSpan } from '../observability/tracing.js';
 import type { Services } from '../services.js';
-import { UNAUTHORIZED } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
 import { parseStrictJson } from './strict-json.js';
 
@@ -71,7 +70,7 @@ export function merchantApiScope(
     done(null, body),
   );
 
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
+  const authenticate = async (request: FastifyRequest) => {
     const { path, query } = rawTarget(request);
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     // The span records the outcome and the failing step only: no key, signature or reason text.
@@ -92,7 +91,7 @@ export function merchantApiScope(
     if (!result.ok) {
       const { step, reason, accessKey, signatureBase, tooLarge } = result.error;
       if (tooLarge) {
-        return reply.code(413).send({ msg: 'PAYLOAD_TOO_LARGE', message: 'the sealed plaintext exceeds 1 MiB' });
+        throw new DomainError('PAYLOAD_TOO_LARGE', 'the sealed plaintext exceeds 1 MiB');
       }
       services.metrics.authFailure(step);
       request.log.info({ auth: { step, reason, accessKey } }, 'request refused: UNAUTHORIZED');
@@ -114,22 +113,21 @@ export function merchantApiScope(
           )
           .catch((error: unknown) => request.log.warn({ err: error }, 'could not record the rejected request'));
       }
-      return reply.code(401).send(UNAUTHORIZED);
+      throw unauthorized();
     }
     request.authenticated = { merchant: result.value.merchant, plaintext: result.value.plaintext };
     if (!limiter.take(result.value.accessKey)) {
-      return reply
-        .code(429)
-        .header('retry-after', String(limiter.retryAfterSeconds()))
-        .send({ msg: 'RATE_LIMITED', message: 'too many requests for this merchant; retry later' });
+      throw new DomainError('RATE_LIMITED', 'too many requests for this merchant; retry later', [], {
+        retryAfterSeconds: limiter.retryAfterSeconds(),
+      });
     }
   };
 
   // The scope's hook also runs for the scope's not-found handler: unknown paths and methods are
   // authenticated too, so that nothing tells an unauthenticated caller which routes exist.
   api.addHook('preHandler', authenticate);
-  api.setNotFoundHandler(async (_request, reply) =>
-    reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such endpoint' }),
-  );
+  api.setNotFoundHandler(async () => {
+    throw new DomainError('NOT_FOUND', 'no such endpoint');
+  });
   registerRoutes(api);
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { validationFailed } from '../errors.js';
+import { DomainError, validationFailed } from '../errors.js';
 
 /** Longest `field` a refusal echoes (member names can be as long as the body). */
 const MAX_FIELD_LENGTH = 256;
@@ -103,7 +103,7 @@ export function parseStrictJson(text: string): unknown {
 
 /**
  * Replaces a scope's `application/json` parser (Fastify's keeps the last of duplicated names)
- * with `parseStrictJson`. A body that is not JSON stays the framework's 400 BAD_REQUEST.
+ * with `parseStrictJson`. A body that is not JSON is 400 BAD_REQUEST.
  */
 export function strictJsonBodies(scope: FastifyInstance): void {
   scope.removeContentTypeParser('application/json');
@@ -111,8 +111,10 @@ export function strictJsonBodies(scope: FastifyInstance): void {
     try {
       done(null, parseStrictJson(body as string));
     } catch (error) {
-      if (error instanceof SyntaxError) Object.assign(error, { statusCode: 400 });
-      done(error as Error, undefined);
+      done(
+        error instanceof SyntaxError ? new DomainError('BAD_REQUEST', 'the request is malformed') : (error as Error),
+        undefined,
+      );
     }
   });
 }

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { success, writeError } from '../http/errors.js';
 import type { Metrics } from '../modules/metrics/metrics.js';
 
 /**
@@ -20,16 +21,13 @@ export async function serveWorkerMetrics(
           response.writeHead(200, { 'content-type': metrics.registry.contentType });
           response.end(text);
         },
-        () => {
-          response.writeHead(503, { 'content-type': 'application/json' });
-          response.end('{"msg":"SERVICE_UNAVAILABLE"}');
-        },
+        () => writeError(response, 'SERVICE_UNAVAILABLE'),
       );
       return;
     }
-    const found = request.method === 'GET' && path === '/healthz';
-    response.writeHead(found ? 200 : 404, { 'content-type': 'application/json' });
-    response.end(found ? '{"msg":"SUCCESS","data":{"status":"ok"}}' : '{"msg":"NOT_FOUND"}');
+    if (request.method !== 'GET' || path !== '/healthz') return writeError(response, 'NOT_FOUND');
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(success({ status: 'ok' })));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

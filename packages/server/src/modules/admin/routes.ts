@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { unauthorized } from '../../errors.js';
 import { success } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { rawTarget } from '../../http/merchant-api.js';
@@ -33,10 +34,8 @@ export async function onboardingView(services: Services, accessKey: string) {
  * line talks to the running server through it, so it works the same over PGlite and PostgreSQL.
  */
 export function adminRoutes(admin: FastifyInstance, services: Services, adminToken: string): void {
-  admin.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!tokenMatches(request.headers.authorization, adminToken)) {
-      return reply.code(401).send({ msg: 'UNAUTHORIZED' });
-    }
+  admin.addHook('onRequest', async (request: FastifyRequest) => {
+    if (!tokenMatches(request.headers.authorization, adminToken)) throw unauthorized();
   });
   strictJsonBodies(admin);
   // No operator endpoint takes query parameters: any is refused rather than ignored.

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, type FieldError } from '../../errors.js';
+import { DomainError, type ErrorCode, type FieldError } from '../../errors.js';
+import { withErrorStatus } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import type { PaymentView } from '../payments/service.js';
 import { escapeHtml, renderCashierPage } from './page.js';
@@ -10,9 +11,9 @@ const ORDER_NO = /^P[0-9]{18}$/;
 const CSP =
   "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-function htmlReply(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
+/** A page; with a failure code, the page answers that code's catalogue status. */
+function htmlReply(reply: FastifyReply, failure: ErrorCode | undefined, html: string): FastifyReply {
+  return (failure === undefined ? reply : withErrorStatus(reply, failure))
     .header('content-security-policy', CSP)
     .header('cache-control', 'no-store')
     .header('referrer-policy', 'no-referrer')
@@ -71,24 +72,28 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
   app.get('/cashier/:orderNo', async (request, reply) => {
     const { orderNo } = request.params as { orderNo: string };
     const loaded = await load(orderNo);
-    if (!loaded) return htmlReply(reply, 404, notFoundPage(orderNo));
-    return htmlReply(reply, 200, page(loaded, {}));
+    if (!loaded) return htmlReply(reply, 'ORDER_NOT_FOUND', notFoundPage(orderNo));
+    return htmlReply(reply, undefined, page(loaded, {}));
   });
 
   app.post('/cashier/:orderNo', async (request: FastifyRequest, reply) => {
     const { orderNo } = request.params as { orderNo: string };
     const loaded = await load(orderNo);
-    if (!loaded) return htmlReply(reply, 404, notFoundPage(orderNo));
+    if (!loaded) return htmlReply(reply, 'ORDER_NOT_FOUND', notFoundPage(orderNo));
     // A form posted from another site must not move the order (browsers send Origin on POST).
     const origin = request.headers.origin;
     const ownOrigins = [new URL(services.config.publicUrl).origin, `${request.protocol}://${request.headers.host}`];
     if (origin !== undefined && origin !== 'null' && !ownOrigins.includes(origin)) {
-      return htmlReply(reply, 403, page(loaded, { errors: [{ field: 'form', message: 'Cross-site form refused.' }] }));
+      return htmlReply(
+        reply,
+        'CSRF_REJECTED',
+        page(loaded, { errors: [{ field: 'form', message: 'Cross-site form refused.' }] }),
+      );
     }
     const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
     const action = form.get('action');
     const values = { name: (form.get('name') ?? '').trim(), documentNumber: (form.get('documentNumber') ?? '').trim() };
-    if (!isOpen(loaded.payment)) return htmlReply(reply, 409, page(loaded, {}));
+    if (!isOpen(loaded.payment)) return htmlReply(reply, 'INVALID_STATE', page(loaded, {}));
 
     const errors: FieldError[] = [];
     if (action !== 'pay' && action !== 'fail') errors.push({ field: 'form', message: 'Choose pay or fail.' });
@@ -96,7 +101,7 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
     if (action === 'pay' && values.documentNumber === '') {
       errors.push({ field: 'documentNumber', message: 'Enter the payer’s document number.' });
     }
-    if (errors.length > 0) return htmlReply(reply, 400, page(loaded, { values, errors }));
+    if (errors.length > 0) return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, { values, errors }));
 
     const payer = {
       ...(values.name !== '' ? { name: values.name } : {}),
@@ -111,15 +116,15 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
       });
     } catch (error) {
       if (error instanceof DomainError && error.code === 'VALIDATION_FAILED') {
-        return htmlReply(reply, 400, page(loaded, { values, errors: [...error.fieldErrors] }));
+        return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, { values, errors: [...error.fieldErrors] }));
       }
       if (error instanceof DomainError && error.code === 'INVALID_STATE') {
         const reloaded = (await load(orderNo)) ?? loaded;
-        return htmlReply(reply, 409, page(reloaded, {}));
+        return htmlReply(reply, 'INVALID_STATE', page(reloaded, {}));
       }
       throw error;
     }
     // Post/redirect/get: reloading the result page does not post again.
-    return reply.code(303).header('location', `/cashier/${orderNo}`).send();
+    return reply.redirect(`/cashier/${orderNo}`, 303);
   });
 }

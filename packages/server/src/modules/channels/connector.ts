@@ -99,8 +99,8 @@ export type NotificationCheck =
     }
   | {
       readonly ok: false;
-      /** 401: not authenticated (nothing recorded); 400: authenticated but not a notification this connector understands. */
-      readonly status: 400 | 401;
+      /** UNAUTHORIZED: not authenticated (nothing recorded); VALIDATION_FAILED: authenticated but not a notification this connector understands. */
+      readonly code: 'UNAUTHORIZED' | 'VALIDATION_FAILED';
       readonly reason: string;
     };
 

@@ -22,8 +22,8 @@ export interface NotificationRecord {
 
 /** What the notification endpoint answers. */
 export type ReceiveResult =
-  | { readonly status: 200; readonly outcome: ApplyOutcome | 'duplicate' | 'ignored' }
-  | { readonly status: 400 | 401; readonly reason: string };
+  | { readonly ok: true; readonly outcome: ApplyOutcome | 'duplicate' | 'ignored' }
+  | { readonly ok: false; readonly code: 'UNAUTHORIZED' | 'VALIDATION_FAILED'; readonly reason: string };
 
 let received = 0;
 
@@ -43,14 +43,14 @@ export async function receiveNotification(
 ): Promise<ReceiveResult> {
   const now = services.now();
   const check = connector.verifyNotification(raw, now);
-  if (!check.ok) return { status: check.status, reason: check.reason };
+  if (!check.ok) return { ok: false, code: check.code, reason: check.reason };
   if (check.nonce) {
     const fresh = await services.db.query(
       `INSERT INTO channel_nonces (channel, nonce, expires_at) VALUES ($1, $2, $3)
        ON CONFLICT DO NOTHING RETURNING nonce`,
       [connector.name, check.nonce.value, new Date(check.nonce.expiresAt)],
     );
-    if (fresh.rows.length === 0) return { status: 401, reason: 'replayed_nonce' };
+    if (fresh.rows.length === 0) return { ok: false, code: 'UNAUTHORIZED', reason: 'replayed_nonce' };
     // Spent nonces leave once their timestamp is out of the window; now and then is enough.
     if (++received % 100 === 0) {
       await services.db.query('DELETE FROM channel_nonces WHERE expires_at < $1', [new Date(now)]);
@@ -74,7 +74,7 @@ export async function receiveNotification(
       [connector.name, check.eventId],
     );
     const row = existing.rows[0];
-    if (!row || row.outcome !== 'received') return { status: 200, outcome: 'duplicate' };
+    if (!row || row.outcome !== 'received') return { ok: true, outcome: 'duplicate' };
     id = row.id;
   }
   let outcome: ApplyOutcome = 'ignored';
@@ -91,7 +91,7 @@ export async function receiveNotification(
     detail ?? null,
     new Date(services.now()),
   ]);
-  return { status: 200, outcome };
+  return { ok: true, outcome };
 }
 
 /** The newest `limit` notifications of a channel, newest first (operator API, `paygate channels notifications`). */

@@ -227,15 +227,16 @@ export function pspSimConnector(settings: PspSimSettings, context: ConnectorCont
           },
         },
       );
-      if (!result.ok) return { ok: false, status: 401, reason: result.reason };
+      if (!result.ok) return { ok: false, code: 'UNAUTHORIZED', reason: result.reason };
       let json: unknown;
       try {
         json = JSON.parse(raw.body.toString('utf8'));
       } catch {
-        return { ok: false, status: 400, reason: 'the body is not JSON' };
+        return { ok: false, code: 'VALIDATION_FAILED', reason: 'the body is not JSON' };
       }
       const parsed = notificationSchema.safeParse(json);
-      if (!parsed.success) return { ok: false, status: 400, reason: 'not a charge or transfer notification' };
+      if (!parsed.success)
+        return { ok: false, code: 'VALIDATION_FAILED', reason: 'not a charge or transfer notification' };
       const event = parsed.data;
       const state = event.type === 'charge.updated' ? chargeState(event.object) : transferState(event.object);
       const updates: ChannelUpdate[] = state

@@ -1,7 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { DomainError, unauthorized } from '../../errors.js';
+import { success } from '../../http/errors.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
 import { listNotifications, receiveNotification } from './notifications.js';
+
+const noSuchChannel = () => new DomainError('NOT_FOUND', 'no such channel');
 
 /** Notification bodies are small JSON documents; anything larger is not one. */
 const MAX_NOTIFICATION_BYTES = 64 * 1024;
@@ -16,10 +20,10 @@ export function channelRoutes(app: FastifyInstance, services: Services): void {
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_NOTIFICATION_BYTES }, (_request, body, done) =>
     done(null, body),
   );
-  app.post('/channels/:name/notifications', async (request, reply) => {
+  app.post('/channels/:name/notifications', async (request) => {
     const { name } = request.params as { name: string };
     const connector = services.channels.get(name);
-    if (!connector) return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such channel' });
+    if (!connector) throw noSuchChannel();
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const { path, query } = rawTarget(request);
     const result = await receiveNotification(services, connector, {
@@ -28,13 +32,12 @@ export function channelRoutes(app: FastifyInstance, services: Services): void {
       headers: request.headers,
       body,
     });
-    if (result.status !== 200) {
+    if (!result.ok) {
       request.log.info({ channel: name, reason: result.reason }, 'channel notification refused');
-      return result.status === 401
-        ? reply.code(401).send({ msg: 'UNAUTHORIZED' })
-        : reply.code(400).send({ msg: 'VALIDATION_FAILED', message: result.reason });
+      // Authentication failures are the bare 401, as everywhere; the reason goes to the log only.
+      throw result.code === 'UNAUTHORIZED' ? unauthorized() : new DomainError(result.code, result.reason);
     }
-    return reply.code(200).send({ msg: 'SUCCESS', data: { outcome: result.outcome } });
+    return success({ outcome: result.outcome });
   });
 }
 
@@ -43,9 +46,9 @@ export function channelRoutes(app: FastifyInstance, services: Services): void {
  * the channel's newest 100 notifications as received, with what applying them did.
  */
 export function channelAdminRoutes(admin: FastifyInstance, services: Services): void {
-  admin.get('/channels/:name/notifications', async (request, reply) => {
+  admin.get('/channels/:name/notifications', async (request) => {
     const { name } = request.params as { name: string };
-    if (!services.channels.get(name)) return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such channel' });
-    return { msg: 'SUCCESS', data: await listNotifications(services, name) };
+    if (!services.channels.get(name)) throw noSuchChannel();
+    return success(await listNotifications(services, name));
   });
 }

@@ -23,6 +23,10 @@ export function sandboxConnector(publicUrl: string): Connector {
     createPayout: async () => ({ channelTradeNo: undefined }),
     releasePayout: async () => true,
     queryPayout: async () => undefined,
-    verifyNotification: () => ({ ok: false, status: 401, reason: 'the sandbox channel receives no notifications' }),
+    verifyNotification: () => ({
+      ok: false,
+      code: 'UNAUTHORIZED',
+      reason: 'the sandbox channel receives no notifications',
+    }),
   };
 }

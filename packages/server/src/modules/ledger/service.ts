@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
+import { ledgerErrors } from './errors.js';
 import { formatAmount } from '../../money.js';
 import { afterCommit } from '../../observability/traced-db.js';
 import { keysetPage } from '../../db/paging.js';
@@ -70,7 +71,7 @@ export function isInsufficientBalance(error: unknown): boolean {
 }
 
 export const insufficientBalance = () =>
-  new DomainError('INSUFFICIENT_BALANCE', 'the available balance does not cover the amount and the fee');
+  new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);
 
 /** One ledger entry on a merchant account, as the portal shows it. */
 export interface EntryView {

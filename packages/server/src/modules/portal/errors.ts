@@ -1,23 +1,15 @@
-/** Failures particular to the portal's sign-in and sessions; routes map them to HTTP statuses. */
-export type PortalErrorCode =
-  /** Wrong email or password (never says which). */
-  | 'LOGIN_FAILED'
-  /** Too many failed sign-ins for this email or from this address; `retryAfterMs` says how long. */
-  | 'LOGIN_LOCKED'
-  /** No valid session cookie. */
-  | 'UNAUTHORIZED'
-  /** A state-changing request without the session's CSRF token, or from another origin. */
-  | 'CSRF_REJECTED'
-  /** The setup link is unknown, used or expired. */
-  | 'INVITATION_INVALID';
+import { declareErrors } from '../../errors.js';
 
-export class PortalError extends Error {
-  constructor(
-    readonly code: PortalErrorCode,
-    message: string,
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-    this.name = 'PortalError';
-  }
-}
+/** Failures particular to the portal's sign-in, sessions and web app. */
+export const portalErrors = declareErrors({
+  /** Wrong email or password (never says which). */
+  LOGIN_FAILED: { status: 401, message: 'wrong email or password', kind: 'private' },
+  /** Too many failed sign-ins for this email or from this address; Retry-After says how long. */
+  LOGIN_LOCKED: { status: 429, message: 'too many failed sign-ins; try again later', kind: 'private' },
+  /** A state-changing request without the session's CSRF token, or from another origin. */
+  CSRF_REJECTED: { status: 403, message: 'cross-site request refused', kind: 'private' },
+  /** The setup link is unknown, used or expired. */
+  INVITATION_INVALID: { status: 400, message: 'this setup link is unknown, used or expired', kind: 'private' },
+  /** The portal's web app has no build to serve (an HTML page says how to make one). */
+  PORTAL_NOT_BUILT: { status: 503, message: 'the portal web app has not been built', kind: 'private' },
+});

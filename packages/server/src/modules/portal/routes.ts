@@ -1,7 +1,7 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DomainError, validationFailed } from '../../errors.js';
-import { errorHandler, success } from '../../http/errors.js';
+import { success } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import { strictJsonBodies } from '../../http/strict-json.js';
@@ -10,7 +10,6 @@ import { MAX_ACTIVE_KEYS } from '../merchants/service.js';
 import { type PortalSession, sameToken } from './service.js';
 import { readCookie, sessionCookie } from './cookies.js';
 import { csvRow } from './csv.js';
-import { PortalError, type PortalErrorCode } from './errors.js';
 import { RESEND_FAILED_MAX } from '../webhooks/service.js';
 import { assertOrderNo, paymentDetail, payoutDetail, refFromText } from './orders.js';
 
@@ -23,14 +22,6 @@ declare module 'fastify' {
 /** The header state-changing requests carry the session's CSRF token in. */
 export const CSRF_HEADER = 'x-csrf-token';
 
-const STATUS: Readonly<Record<PortalErrorCode, number>> = {
-  LOGIN_FAILED: 401,
-  LOGIN_LOCKED: 429,
-  UNAUTHORIZED: 401,
-  CSRF_REJECTED: 403,
-  INVITATION_INVALID: 400,
-};
-
 /**
  * The session cookie: `__Host-` prefixed (Secure, Path=/, no Domain: no other host or path can
  * set or shadow it) when the portal is served over https; otherwise Path=/portal.
@@ -39,14 +30,6 @@ export function sessionCookieSpec(publicUrl: string): { name: string; path: stri
   return publicUrl.startsWith('https:')
     ? { name: '__Host-paygate_portal', path: '/', secure: true }
     : { name: 'paygate_portal', path: '/portal', secure: false };
-}
-
-function portalErrorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
-  if (error instanceof PortalError) {
-    if (error.retryAfterMs !== undefined) reply.header('retry-after', String(Math.ceil(error.retryAfterMs / 1000)));
-    return reply.code(STATUS[error.code]).send({ msg: error.code, message: error.message });
-  }
-  return errorHandler(error, request, reply);
 }
 
 /**
@@ -59,12 +42,12 @@ function checkOrigin(request: FastifyRequest, publicUrl: string): void {
   const origin = request.headers.origin;
   if (origin !== undefined) {
     const allowed = [new URL(publicUrl).origin, `${request.protocol}://${request.headers.host ?? ''}`];
-    if (!allowed.includes(origin)) throw new PortalError('CSRF_REJECTED', 'cross-origin request refused');
+    if (!allowed.includes(origin)) throw new DomainError('CSRF_REJECTED', 'cross-origin request refused');
     return;
   }
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    throw new PortalError('CSRF_REJECTED', 'cross-site request refused');
+    throw new DomainError('CSRF_REJECTED', 'cross-site request refused');
   }
 }
 
@@ -85,9 +68,12 @@ const orderParam = z.object({ orderNo: z.string().max(64) });
 /** Rows a CSV export holds at most; the portal says so next to the button. */
 export const EXPORT_MAX_ROWS = 50_000;
 
+/** The portal's authentication failure: unlike the merchant API's, it says what to do. */
+const signInFirst = () => new DomainError('UNAUTHORIZED', 'sign in first');
+
 /** The session of a request inside the authenticated scope. */
 function sessionOf(request: FastifyRequest): PortalSession {
-  if (!request.portalSession) throw new PortalError('UNAUTHORIZED', 'sign in first');
+  if (!request.portalSession) throw signInFirst();
   return request.portalSession;
 }
 
@@ -115,11 +101,10 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
   });
 
   api.decorateRequest('portalSession', null);
-  api.setErrorHandler(portalErrorHandler);
   strictJsonBodies(api);
-  api.setNotFoundHandler(async (_request, reply) =>
-    reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such endpoint' }),
-  );
+  api.setNotFoundHandler(async () => {
+    throw new DomainError('NOT_FOUND', 'no such endpoint');
+  });
   api.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
     if (request.method !== 'GET' && request.method !== 'HEAD') checkOrigin(request, config.publicUrl);
@@ -139,12 +124,12 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
       const session = token ? await portal.session(token) : undefined;
       if (!session) {
         if (token) clearSession(reply);
-        throw new PortalError('UNAUTHORIZED', 'sign in first');
+        throw signInFirst();
       }
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         const presented = request.headers[CSRF_HEADER];
         if (typeof presented !== 'string' || !sameToken(presented, session.csrfToken)) {
-          throw new PortalError('CSRF_REJECTED', `state-changing requests need the session's ${CSRF_HEADER} header`);
+          throw new DomainError('CSRF_REJECTED', `state-changing requests need the session's ${CSRF_HEADER} header`);
         }
       }
       request.portalSession = session;

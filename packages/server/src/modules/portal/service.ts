@@ -4,7 +4,7 @@ import type { Config, Environment } from '../../config.js';
 import type { Db } from '../../db/db.js';
 import { DomainError } from '../../errors.js';
 import { parseInput } from '../../validation.js';
-import { PortalError } from './errors.js';
+import { portalErrors } from './errors.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
 
 /** Sign-in throttling: this many failures in a row for one email lock it for `LOCK_MS`. */
@@ -181,7 +181,7 @@ export class PortalAccounts {
         [sha256(token), hash, now, this.config.environment],
       );
       const user = updated.rows[0];
-      if (!user) throw new PortalError('INVITATION_INVALID', 'this setup link is unknown, used or expired');
+      if (!user) throw new DomainError('INVITATION_INVALID', portalErrors.INVITATION_INVALID.message);
       await tx.query('UPDATE portal_sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL', [
         user.id,
         now,
@@ -235,7 +235,7 @@ export class PortalAccounts {
     const user = users.rows[0];
     const stored = user?.password_hash ?? (await dummyHash());
     const ok = (await verifyPassword(credentials.password, stored)) && user?.password_hash != null;
-    if (!ok || !user) throw new PortalError('LOGIN_FAILED', 'wrong email or password');
+    if (!ok || !user) throw new DomainError('LOGIN_FAILED', portalErrors.LOGIN_FAILED.message);
 
     await this.db.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
     // Housekeeping while we are here: this email's old attempts and this user's dead sessions.
@@ -330,10 +330,8 @@ export class PortalAccounts {
   }
 }
 
-function locked(retryAfterMs: number): PortalError {
-  return new PortalError(
-    'LOGIN_LOCKED',
-    'too many failed sign-ins; try again later',
-    Math.max(1000, Math.ceil(retryAfterMs / 1000) * 1000),
-  );
+function locked(retryAfterMs: number): DomainError {
+  return new DomainError('LOGIN_LOCKED', portalErrors.LOGIN_LOCKED.message, [], {
+    retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)),
+  });
 }

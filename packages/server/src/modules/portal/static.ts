@@ -1,6 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { DomainError } from '../../errors.js';
+import { withErrorStatus } from '../../http/errors.js';
 
 /**
  * The portal web app's build (`vite build` in packages/portal). The same relative location holds
@@ -53,6 +55,8 @@ const NOT_BUILT = `<!doctype html>
 and reload this page. The merchant API and the portal API work without it.</p></main></body></html>
 `;
 
+const noSuchFile = () => new DomainError('NOT_FOUND', 'no such file');
+
 async function isFile(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isFile();
@@ -71,8 +75,7 @@ export function portalStaticRoutes(app: FastifyInstance, distDir: string = PORTA
   const sendIndex = async (reply: FastifyReply) => {
     const index = join(root, 'index.html');
     if (!(await isFile(index)))
-      return securityHeaders(reply)
-        .code(503)
+      return securityHeaders(withErrorStatus(reply, 'PORTAL_NOT_BUILT'))
         .type(TYPES['.html'] as string)
         .send(NOT_BUILT);
     return securityHeaders(reply)
@@ -84,12 +87,12 @@ export function portalStaticRoutes(app: FastifyInstance, distDir: string = PORTA
   app.get('/portal', async (_request, reply) => reply.redirect('/portal/', 302));
   app.get('/portal/*', async (request, reply) => {
     const path = (request.raw.url ?? '').split('?')[0] ?? '';
-    if (path.startsWith('/portal/api/')) return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such endpoint' });
+    if (path.startsWith('/portal/api/')) throw new DomainError('NOT_FOUND', 'no such endpoint');
     let relative: string;
     try {
       relative = decodeURIComponent(path.slice('/portal/'.length));
     } catch {
-      return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such file' });
+      throw noSuchFile();
     }
     const file = normalize(join(root, relative));
     const inside = file.startsWith(root) && !relative.includes('\0');
@@ -102,7 +105,7 @@ export function portalStaticRoutes(app: FastifyInstance, distDir: string = PORTA
         .send(await readFile(file));
     }
     // A missing file is 404; any other path is a page of the app.
-    if (!inside || extname(relative) !== '') return reply.code(404).send({ msg: 'NOT_FOUND', message: 'no such file' });
+    if (!inside || extname(relative) !== '') throw noSuchFile();
     return sendIndex(reply);
   });
 }

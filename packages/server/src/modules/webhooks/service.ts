@@ -5,6 +5,7 @@ import type { Db } from '../../db/db.js';
 import { countRows, keysetPage } from '../../db/paging.js';
 import { checkTimeRange } from '../../validation.js';
 import { DomainError, validationFailed } from '../../errors.js';
+import { webhookErrors } from './errors.js';
 import { EVENT_ID } from '../../ids.js';
 import {
   contextOfTraceparent,
@@ -490,7 +491,7 @@ export class Webhooks {
       merchantId === undefined ? [eventId, now] : [eventId, now, merchantId],
     );
     const row = result.rows[0];
-    if (!row) throw new DomainError('EVENT_NOT_FOUND', 'no such event');
+    if (!row) throw new DomainError('EVENT_NOT_FOUND', webhookErrors.EVENT_NOT_FOUND.message);
     return this.view(row);
   }
 

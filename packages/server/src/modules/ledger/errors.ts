@@ -1,0 +1,10 @@
+import { declareErrors } from '../../errors.js';
+
+/** The ledger module's failures. */
+export const ledgerErrors = declareErrors({
+  INSUFFICIENT_BALANCE: {
+    status: 409,
+    message: 'the available balance does not cover the amount and the fee',
+    kind: 'business',
+  },
+});
