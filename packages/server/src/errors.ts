@@ -33,7 +33,7 @@ export function declareErrors<const T extends Record<string, ErrorSpec>>(errors:
 /** Failures every module may raise. */
 export const commonErrors = declareErrors({
   VALIDATION_FAILED: { status: 400, message: 'the request is not valid', kind: 'business' },
-  /** Any authentication failure; under the merchant API, the operator API and channel notifications the body is exactly `{"msg":"UNAUTHORIZED"}`. */
+  /** Any authentication failure; under the merchant API, the operator API and channel notifications the body is `msg` alone. */
   UNAUTHORIZED: { status: 401, message: 'authentication failed', kind: 'business' },
   ORDER_NOT_FOUND: { status: 404, message: 'no such order', kind: 'business' },
   DUPLICATE_ORDER: {

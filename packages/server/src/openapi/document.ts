@@ -45,7 +45,6 @@ const schemas: Record<string, Schema> = {
           'DUPLICATE_ORDER',
           'INVALID_STATE',
           'INSUFFICIENT_BALANCE',
-          'CONFLICT',
           'PAYLOAD_TOO_LARGE',
           'RATE_LIMITED',
           'INTERNAL_ERROR',
