@@ -13,21 +13,8 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   );
 }
 
-/** The merchant's own order number: 1 to 64 characters of letters, digits and `._:-`. */
-export const merchantOrderNo = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, '1 to 64 letters, digits, dots, underscores, colons or hyphens');
-
-/** Platform order numbers: `P…` for payments, `W…` for payouts. */
-export const orderNoOf = (prefix: 'P' | 'W') =>
-  z.string().regex(new RegExp(`^${prefix}[0-9]{18}$`), `a ${prefix === 'P' ? 'payment' : 'payout'} order number`);
-
-/** Merchant text echoed in events. */
-export const attach = z
-  .string()
-  .max(1024, 'at most 1024 characters')
-  // The database cannot store NUL, and no merchant text needs control characters but tab and newline.
-  .refine((text) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text), 'no control characters');
+// The wire's field schemas, shared with the OpenAPI document and the SDK types (@paygate/wire).
+export { attach, merchantOrderNo, type OrderRef, orderNoOf } from '@paygate/wire';
 
 /**
  * A webhook URL under the one URL rule (http/url.ts; https only in production), at most 2048
@@ -42,19 +29,6 @@ export function webhookUrl(config: Pick<Config, 'environment' | 'webhookAllowPri
     refuse: config.webhookAllowPrivate ? undefined : refusedHost,
   });
 }
-
-/** Reference to an order in write requests: exactly one of orderNo and merchantOrderNo. */
-export function orderRef(prefix: 'P' | 'W') {
-  return z
-    .object({ orderNo: orderNoOf(prefix).optional(), merchantOrderNo: merchantOrderNo.optional() })
-    .refine((ref) => (ref.orderNo === undefined) !== (ref.merchantOrderNo === undefined), {
-      message: 'give exactly one of orderNo and merchantOrderNo',
-      path: ['orderNo'],
-    });
-}
-
-export type OrderRef =
-  { orderNo: string; merchantOrderNo?: undefined } | { orderNo?: undefined; merchantOrderNo: string };
 
 /**
  * Parses a raw query string against the endpoint's public parameters: every name must be listed,

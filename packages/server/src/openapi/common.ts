@@ -1,7 +1,8 @@
 /**
- * Building blocks of the OpenAPI 3.1 document. Each module describes its own endpoints in
- * `modules/<noun>/openapi.ts`; `openapi/document.ts` assembles them, and `npm run openapi`
- * writes `packages/server/openapi.json` (a test keeps the committed file equal to this source).
+ * Building blocks of the OpenAPI 3.1 operations. Each module describes its own endpoints in
+ * `modules/<noun>/openapi.ts`, referring to the component schemas generated from `@paygate/wire`
+ * by `$ref`; `openapi/document.ts` assembles them, and `npm run openapi` writes
+ * `packages/server/openapi.json` (a test keeps the committed file equal to this source).
  */
 export type Schema = Record<string, unknown>;
 export type PathItem = Record<string, unknown>;
@@ -120,14 +121,6 @@ export const WRITE_HEADERS = [
 
 export const READ_HEADERS = SIGNATURE_HEADERS;
 
-export const decimal = (description: string): Schema => ({
-  type: 'string',
-  pattern: '^(0|[1-9][0-9]*)(\\.[0-9]+)?$',
-  description,
-});
-
-export const unixMs = (description: string): Schema => ({ type: 'integer', description: `${description} (Unix ms)` });
-
 export const listQueryParameters = (statuses: readonly string[]) => [
   { name: 'status', description: 'Only orders in this state', schema: { type: 'string', enum: [...statuses] } },
   { name: 'from', description: 'Created at or after (Unix ms)', schema: { type: 'integer' } },
@@ -141,19 +134,3 @@ export const page = (item: Schema): Schema => ({
   required: ['items', 'nextCursor'],
   properties: { items: { type: 'array', items: item }, nextCursor: { type: ['string', 'null'] } },
 });
-
-/** A webhookUrl in create and update requests (the rule: http/url.ts and webhooks/destination.ts). */
-export const webhookUrlInput: Schema = {
-  type: 'string',
-  format: 'uri',
-  maxLength: 2048,
-  description:
-    'Where this order’s webhooks go: an absolute http(s) URL (https only in production) without control characters, whitespace, credentials or fragment, parsed as WHATWG URL does. It is stored normalized (new URL(x).href: lowercase scheme and host, IDN as punycode, default port and dot segments removed, non-ASCII percent-encoded), answered in that form, and that stored URL is what is called and signed (@path, @query). Unless PAYGATE_WEBHOOK_ALLOW_PRIVATE (the sandbox default), it must lead to a global unicast address: an IP literal that is not one (private, loopback, link-local, shared, documentation, benchmarking, multicast, reserved, or an IPv6 form carrying such an IPv4 address: mapped, compatible, NAT64, 6to4, Teredo, ISATAP) and localhost are refused (400 VALIDATION_FAILED, field webhookUrl); a host name is checked on every delivery, against every address it resolves to.',
-};
-
-/** A webhookUrl in order views: the normalized form that was stored. */
-export const webhookUrlOutput: Schema = {
-  type: 'string',
-  format: 'uri',
-  description: 'The normalized URL this order’s webhooks are sent to and signed for',
-};

@@ -1,16 +1,5 @@
-import { decimal, type PathItem, readOperation, ref, type Schema } from '../../openapi/common.js';
-
-export const balanceSchemas: Record<string, Schema> = {
-  Balance: {
-    type: 'object',
-    required: ['currency', 'available', 'reserved'],
-    properties: {
-      currency: { type: 'string', enum: ['BRL', 'MXN', 'USD', 'EUR'] },
-      available: decimal('What payouts may use now, major units'),
-      reserved: decimal('Held for PENDING and PROCESSING payouts (amount + fee), major units'),
-    },
-  },
-};
+import { CURRENCIES } from '@paygate/wire';
+import { type PathItem, readOperation, ref } from '../../openapi/common.js';
 
 export const balancePaths: Record<string, PathItem> = {
   '/api/v1/balances': {
@@ -23,7 +12,7 @@ export const balancePaths: Record<string, PathItem> = {
         {
           name: 'currency',
           description: 'Only this currency',
-          schema: { type: 'string', enum: ['BRL', 'MXN', 'USD', 'EUR'] },
+          schema: { type: 'string', enum: [...CURRENCIES] },
         },
       ],
       data: { type: 'array', items: ref('Balance') },

@@ -1,16 +1,11 @@
+import type { Balance } from '@paygate/wire';
 import { validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
 import { CURRENCIES } from '../catalog/catalog.js';
 import type { Ledger } from '../ledger/service.js';
 
-/** A merchant's money in one currency, decimal strings in major units. */
-export interface BalanceView {
-  currency: string;
-  /** What the merchant may pay out now. */
-  available: string;
-  /** Held for PENDING and PROCESSING payouts (amount + fee). */
-  reserved: string;
-}
+/** A merchant's money in one currency, decimal strings in major units (the wire schema `Balance`). */
+export type BalanceView = Balance;
 
 /**
  * Balances per currency, read from the ledger's accounts. Every platform currency is listed,

@@ -2,8 +2,10 @@
  * Currencies and payment methods the platform accepts, with their ISO 4217 minor digits. The
  * sandbox channel serves all of them.
  */
+import type { Currency, PaymentMethodCode } from '@paygate/wire';
+
 export interface CurrencyInfo {
-  readonly code: string;
+  readonly code: Currency;
   /** Minor-unit digits (ISO 4217). */
   readonly scale: number;
   /** Payment methods (paymentMethod.code) accepted in this currency. */
@@ -11,12 +13,14 @@ export interface CurrencyInfo {
 }
 
 export const CURRENCIES: ReadonlyMap<string, CurrencyInfo> = new Map(
-  [
-    { code: 'BRL', scale: 2, methods: ['PIX', 'BOLETO'] },
-    { code: 'MXN', scale: 2, methods: ['SPEI'] },
-    { code: 'USD', scale: 2, methods: ['CARD'] },
-    { code: 'EUR', scale: 2, methods: ['SEPA'] },
-  ].map((c) => [c.code, c]),
+  (
+    [
+      { code: 'BRL', scale: 2, methods: ['PIX', 'BOLETO'] },
+      { code: 'MXN', scale: 2, methods: ['SPEI'] },
+      { code: 'USD', scale: 2, methods: ['CARD'] },
+      { code: 'EUR', scale: 2, methods: ['SEPA'] },
+    ] satisfies (CurrencyInfo & { methods: PaymentMethodCode[] })[]
+  ).map((c) => [c.code, c]),
 );
 
 /** The currency's info, or `undefined` when the platform does not accept it. */

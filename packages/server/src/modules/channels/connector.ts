@@ -5,6 +5,7 @@
  * (notifications, query answers) into ChannelUpdates, and `applyUpdate` (apply.ts) moves the
  * orders through the same service methods the sandbox helpers use.
  */
+import type { PayerAction } from '@paygate/wire';
 
 /** The statuses a channel can report, in the platform's names. */
 export type ChannelStatus = 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'REFUNDED';
@@ -42,12 +43,8 @@ export interface ChannelUpdate extends ChannelState {
   readonly eventId: string;
 }
 
-/** What the payer needs to pay: where to go, and the method's own instructions. */
-export type PayerAction =
-  | { readonly kind: 'redirect'; readonly url: string }
-  | { readonly kind: 'pix'; readonly url: string; readonly pixCode: string }
-  | { readonly kind: 'boleto'; readonly url: string; readonly boletoLine: string }
-  | { readonly kind: 'bank'; readonly url: string; readonly bankDetails: Readonly<Record<string, string>> };
+/** What the payer needs to pay: where to go, and the method's own instructions (the wire schema). */
+export type { PayerAction };
 
 /** A payment order as a connector sees it when registering it. */
 export interface ChannelPaymentOrder {

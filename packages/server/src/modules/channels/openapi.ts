@@ -1,34 +1,4 @@
-import { errorResponse, type PathItem, ref, type Schema } from '../../openapi/common.js';
-
-export const channelSchemas: Record<string, Schema> = {
-  PayerAction: {
-    type: 'object',
-    description:
-      "What the payer does to pay, as the payment's channel said: `url` (the same as cashierUrl) is the channel's hosted page (the sandbox cashier page for the built-in sandbox channel); `pix` adds the PIX copy-and-paste code, `boleto` the boleto's digitable line, `bank` the account to transfer to.",
-    required: ['kind', 'url'],
-    properties: {
-      kind: { type: 'string', enum: ['redirect', 'pix', 'boleto', 'bank'] },
-      url: { type: 'string', format: 'uri' },
-      pixCode: { type: 'string', description: 'kind pix: the PIX copy-and-paste (BR Code) text' },
-      boletoLine: { type: 'string', description: 'kind boleto: the digitable line' },
-      bankDetails: {
-        type: 'object',
-        additionalProperties: { type: 'string' },
-        description: 'kind bank: the account details the payer transfers to',
-      },
-    },
-  },
-  ChannelNotification: {
-    type: 'object',
-    required: ['id', 'type', 'object'],
-    description: 'A psp-sim notification: the charge or transfer as the channel’s GET returns it.',
-    properties: {
-      id: { type: 'string', description: 'The channel’s event id: applied once per channel' },
-      type: { type: 'string', enum: ['charge.updated', 'transfer.updated'] },
-      object: { type: 'object', description: 'The charge or transfer; `reference` is the platform orderNo' },
-    },
-  },
-};
+import { errorResponse, type PathItem, ref } from '../../openapi/common.js';
 
 const pspHeader = (name: string, description: string) => ({
   name,
@@ -68,16 +38,7 @@ export const channelPaths: Record<string, PathItem> = {
                 required: ['msg', 'data'],
                 properties: {
                   msg: { const: 'SUCCESS' },
-                  data: {
-                    type: 'object',
-                    required: ['outcome'],
-                    properties: {
-                      outcome: {
-                        type: 'string',
-                        enum: ['applied', 'ignored', 'duplicate', 'unknown_order', 'wrong_channel'],
-                      },
-                    },
-                  },
+                  data: ref('NotificationOutcome'),
                 },
               },
             },

@@ -1,3 +1,4 @@
+import type { Currency, LedgerEntry } from '@paygate/wire';
 import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
@@ -73,20 +74,8 @@ export function isInsufficientBalance(error: unknown): boolean {
 export const insufficientBalance = () =>
   new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);
 
-/** One ledger entry on a merchant account, as the portal shows it. */
-export interface EntryView {
-  entryId: string;
-  /** The business fact's idempotency reference, e.g. `payout:W…:reserve`. */
-  reference: string;
-  transactionKind: TransactionKind;
-  orderNo: string;
-  account: MerchantAccountKind;
-  currency: string;
-  /** Signed decimal string: positive credits the account, negative debits it. */
-  amount: string;
-  side: 'credit' | 'debit';
-  createdAt: number;
-}
+/** One ledger entry on a merchant account, as the API and the portal show it (the wire schema `LedgerEntry`). */
+export type EntryView = LedgerEntry;
 
 export interface EntryFilters {
   currency?: string | undefined;
@@ -262,7 +251,7 @@ export class Ledger {
     const page = await keysetPage<{
       id: bigint;
       amount: bigint;
-      currency: string;
+      currency: Currency;
       side: 'credit' | 'debit';
       created_at: Date;
       account: MerchantAccountKind;

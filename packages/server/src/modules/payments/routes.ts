@@ -1,28 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import { orderRefOf, PaymentRef } from '@paygate/wire';
 import { success } from '../../http/errors.js';
 import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
-import {
-  listQuery,
-  merchantOrderNo,
-  type OrderRef,
-  orderNoOf,
-  orderRef,
-  parseInput,
-  parseQuery,
-} from '../../validation.js';
+import { listQuery, type OrderRef, parseInput, parseQuery } from '../../validation.js';
 
 /** `?orderNo=…` or `?merchantOrderNo=…` (exactly one non-empty). */
 export function refFromQuery(rawQuery: string | undefined, prefix: 'P' | 'W'): OrderRef {
   const query = parseQuery(rawQuery, ['orderNo', 'merchantOrderNo']);
-  const schema = z
-    .object({ orderNo: orderNoOf(prefix).optional(), merchantOrderNo: merchantOrderNo.optional() })
-    .refine((ref) => (ref.orderNo === undefined) !== (ref.merchantOrderNo === undefined), {
-      message: 'give exactly one of orderNo and merchantOrderNo',
-      path: ['orderNo'],
-    });
-  return parseInput(schema, query) as OrderRef;
+  return parseInput(orderRefOf(prefix), query) as OrderRef;
 }
 
 export const LIST_PARAMETERS = ['status', 'from', 'to', 'pageSize', 'cursor'] as const;
@@ -44,7 +30,7 @@ export function paymentRoutes(api: FastifyInstance, { payments }: Services): voi
   });
 
   api.post('/payments/cancel', async (request) => {
-    const ref = parseInput(orderRef('P'), businessBody(request)) as OrderRef;
+    const ref = parseInput(PaymentRef, businessBody(request)) as OrderRef;
     return success(await payments.cancel(merchantOf(request).id, ref));
   });
 

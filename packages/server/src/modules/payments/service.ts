@@ -1,4 +1,15 @@
-import { z } from 'zod';
+import {
+  type Currency,
+  createPaymentRequest,
+  PAYMENT_STATUSES,
+  type Payment,
+  type PaymentMethodCode,
+  type PaymentStatus,
+  type Payer as WirePayer,
+  SimulatePaymentRequest,
+  updatePaymentRequest,
+} from '@paygate/wire';
+import type { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, prepared, type Queryable } from '../../db/db.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
@@ -11,14 +22,13 @@ import {
   validationFailed,
 } from '../../errors.js';
 import { formatAmount, parseAmount } from '../../money.js';
-import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookUrl } from '../../validation.js';
+import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
 import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import { writeEvent } from '../webhooks/outbox.js';
 
-export const PAYMENT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
-export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+export { PAYMENT_STATUSES, type PaymentStatus };
 const FINAL: ReadonlySet<PaymentStatus> = new Set(['SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED']);
 export const isFinalPayment = (status: PaymentStatus) => FINAL.has(status);
 
@@ -38,9 +48,9 @@ export interface PaymentRow {
   order_no: string;
   merchant_id: bigint;
   merchant_order_no: string;
-  currency: string;
+  currency: Currency;
   amount_minor: bigint;
-  method: string;
+  method: PaymentMethodCode;
   webhook_url: string;
   attach: string | null;
   status: PaymentStatus;
@@ -61,32 +71,10 @@ export interface PaymentRow {
 }
 
 /** The payer as the channel reported it; members and the object itself are omitted when unknown. */
-export interface Payer {
-  name?: string;
-  documentNumber?: string;
-}
+export type Payer = WirePayer;
 
-/** A payment order as the API returns it. */
-export interface PaymentView {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: PaymentStatus;
-  currency: string;
-  amount: string;
-  paymentMethod: { code: string };
-  webhookUrl: string;
-  attach?: string;
-  cashierUrl: string;
-  /** What the payer does to pay: where to go (`url`, the same as cashierUrl) and the method's instructions. */
-  payerAction: PayerAction;
-  paidAmount?: string;
-  channelTradeNo?: string;
-  payer?: Payer;
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number;
-  finalizedAt?: number;
-}
+/** A payment order as the API returns it (the wire schema `Payment`). */
+export type PaymentView = Payment;
 
 export function payerOf(row: Pick<PaymentRow, 'payer_name' | 'payer_document'>): Payer | undefined {
   const payer: Payer = {};
@@ -101,25 +89,10 @@ export interface PaymentHooks {
   readonly onSucceeded?: (tx: Queryable, payment: PaymentRow) => Promise<void>;
 }
 
-export interface CreatePaymentInput {
-  merchantOrderNo: string;
-  currency: string;
-  amount: string;
-  paymentMethod: { code: string };
-  webhookUrl: string;
-  attach?: string | undefined;
-}
+export type CreatePaymentInput = z.output<ReturnType<typeof createPaymentRequest>>;
 
 /** What the sandbox channel (or the cashier page) reports about a payment. */
-export interface ChannelReport {
-  orderNo: string;
-  status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED';
-  paidAmount?: string | undefined;
-  channelTradeNo?: string | undefined;
-  payer?: { name?: string | undefined; documentNumber?: string | undefined } | undefined;
-  /** Why the payment failed (FAILED reports only). */
-  failureReason?: string | undefined;
-}
+export type ChannelReport = z.output<typeof SimulatePaymentRequest>;
 
 export interface ListFilters {
   status?: string | undefined;
@@ -164,26 +137,7 @@ function checkStatusFilter(status: string | undefined): void {
 export class Payments {
   private readonly createSchema;
   private readonly updateSchema;
-  private readonly reportSchema = z.object({
-    orderNo: orderNoOf('P'),
-    status: z.enum(['PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED']),
-    paidAmount: z.string().optional(),
-    channelTradeNo: z
-      .string()
-      .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'up to 64 letters, digits or ._:-')
-      .optional(),
-    payer: z
-      .object({
-        name: z.string().min(1).max(200).optional(),
-        // A string, so leading zeros survive; no document type is inferred.
-        documentNumber: z
-          .string()
-          .regex(/^[0-9A-Za-z.\-/]{1,32}$/, 'up to 32 letters, digits or .-/')
-          .optional(),
-      })
-      .optional(),
-    failureReason: z.string().trim().min(1).max(200).optional(),
-  });
+  private readonly reportSchema = SimulatePaymentRequest;
 
   constructor(
     private readonly db: Db,
@@ -193,29 +147,8 @@ export class Payments {
     /** Routing to channels; without it every payment is the built-in sandbox channel's. */
     private readonly channels?: Pick<ChannelRegistry, 'routePayment'>,
   ) {
-    this.createSchema = z.object({
-      merchantOrderNo,
-      currency: z.string(),
-      amount: z.string(),
-      paymentMethod: z.object({ code: z.string() }),
-      webhookUrl: webhookUrl(config),
-      attach: attach.optional(),
-    });
-    this.updateSchema = z
-      .object({
-        orderNo: orderNoOf('P').optional(),
-        merchantOrderNo: merchantOrderNo.optional(),
-        attach: attach.optional(),
-        webhookUrl: webhookUrl(config).optional(),
-      })
-      .refine((u) => (u.orderNo === undefined) !== (u.merchantOrderNo === undefined), {
-        message: 'give exactly one of orderNo and merchantOrderNo',
-        path: ['orderNo'],
-      })
-      .refine((u) => u.attach !== undefined || u.webhookUrl !== undefined, {
-        message: 'give attach or webhookUrl to change',
-        path: ['attach'],
-      });
+    this.createSchema = createPaymentRequest(webhookUrl(config));
+    this.updateSchema = updatePaymentRequest(webhookUrl(config));
   }
 
   view(row: PaymentRow): PaymentView {

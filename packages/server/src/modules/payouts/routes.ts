@@ -1,8 +1,9 @@
+import { PayoutRef } from '@paygate/wire';
 import type { FastifyInstance } from 'fastify';
 import { success } from '../../http/errors.js';
 import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
-import { listQuery, type OrderRef, orderRef, parseInput, parseQuery } from '../../validation.js';
+import { listQuery, type OrderRef, parseInput, parseQuery } from '../../validation.js';
 import { LIST_PARAMETERS, refFromQuery } from '../payments/routes.js';
 
 /** Payout order endpoints of the merchant API (decisions.md, Endpoints). */
@@ -27,7 +28,7 @@ export function payoutRoutes(api: FastifyInstance, { payouts }: Services): void 
   );
 
   api.post('/payouts/confirm', async (request) => {
-    const ref = parseInput(orderRef('W'), businessBody(request)) as OrderRef;
+    const ref = parseInput(PayoutRef, businessBody(request)) as OrderRef;
     return success(await payouts.confirm(merchantOf(request).id, ref));
   });
 

@@ -1,5 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import {
+  createPayoutRequest,
+  type Currency,
+  type Payee,
+  PAYOUT_CHANNEL_STATUSES,
+  PAYOUT_STATUSES,
+  type Payout,
+  type PayoutReceipt,
+  type PayoutStatus,
+  ReturnPayoutRequest,
+  SimulatePayoutRequest,
+  updatePayoutRequest,
+} from '@paygate/wire';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
@@ -14,7 +26,7 @@ import {
 } from '../../errors.js';
 import { ulid } from '../../ids.js';
 import { formatAmount, parseAmount } from '../../money.js';
-import { attach, merchantOrderNo, type OrderRef, orderNoOf, parseInput, webhookUrl } from '../../validation.js';
+import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
 import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
@@ -31,11 +43,10 @@ import {
 import { notTheChannel } from '../payments/service.js';
 import { payoutFee } from '../rates/fees.js';
 
-export const PAYOUT_STATUSES = ['PENDING', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'REFUNDED'] as const;
-export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+export { PAYOUT_STATUSES, type PayoutStatus };
 
 /** What the sandbox channel may report about a payout. */
-export const CHANNEL_STATUSES = ['PROCESSING', 'SUCCEEDED', 'FAILED'] as const;
+export const CHANNEL_STATUSES = PAYOUT_CHANNEL_STATUSES;
 type ChannelStatus = (typeof CHANNEL_STATUSES)[number];
 
 /**
@@ -60,7 +71,7 @@ export interface PayoutRow {
   order_no: string;
   merchant_id: bigint;
   merchant_order_no: string;
-  currency: string;
+  currency: Currency;
   amount_minor: bigint;
   fee_minor: bigint;
   webhook_url: string;
@@ -83,55 +94,11 @@ export interface PayoutRow {
 }
 
 /**
- * A payout order as queries and lists return it. It never carries payee details: those come
- * only from the receipt.
+ * A payout order as queries and lists return it (the wire schema `Payout`). It never carries
+ * payee details: those come only from the receipt.
  */
-export interface PayoutView {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: PayoutStatus;
-  currency: string;
-  amount: string;
-  fee: string;
-  webhookUrl: string;
-  attach?: string;
-  channelTradeNo?: string;
-  /** The three refund fields appear together, only once the refund has posted (REFUNDED). */
-  refundNo?: string;
-  refundAmount?: string;
-  refundTime?: number;
-  createdAt: number;
-  updatedAt: number;
-  confirmedAt?: number;
-  finalizedAt?: number;
-}
-
-export interface Payee {
-  name: string;
-  accountNumber: string;
-  bankCode?: string;
-  documentNumber?: string;
-}
-
-/** The payout receipt: the only read that returns the payee. */
-export interface PayoutReceipt {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: PayoutStatus;
-  currency: string;
-  amount: string;
-  fee: string;
-  /** amount + fee: what left the merchant's balance. */
-  total: string;
-  payee: Payee;
-  channelTradeNo?: string;
-  refundNo?: string;
-  refundAmount?: string;
-  refundTime?: number;
-  createdAt: number;
-  confirmedAt?: number;
-  finalizedAt?: number;
-}
+export type PayoutView = Payout;
+export type { Payee, PayoutReceipt };
 
 export interface PayoutListFilters {
   status?: string | undefined;
@@ -140,28 +107,6 @@ export interface PayoutListFilters {
   pageSize: number;
   cursor?: string | undefined;
 }
-
-const payeeSchema = z.object({
-  name: z
-    .string()
-    .trim()
-    .min(1, 'required')
-    .max(200, 'at most 200 characters')
-    .regex(/^\P{Cc}+$/u, 'no control characters'),
-  // Bank account, CLABE, IBAN or a PIX key (email, phone, random key): no spaces.
-  accountNumber: z.string().regex(/^[A-Za-z0-9@.+_-]{1,140}$/, 'up to 140 letters, digits or @.+_-'),
-  bankCode: z
-    .string()
-    .regex(/^[A-Za-z0-9]{1,16}$/, 'up to 16 letters or digits')
-    .optional(),
-  // A string, so leading zeros survive.
-  documentNumber: z
-    .string()
-    .regex(/^[0-9A-Za-z.\-/]{1,32}$/, 'up to 32 letters, digits or .-/')
-    .optional(),
-});
-
-const refundNoSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'up to 64 letters, digits or ._:-');
 
 /** A list filter's status: one of the payout statuses, or none. */
 function checkStatusFilter(status: string | undefined): void {
@@ -174,15 +119,8 @@ function checkStatusFilter(status: string | undefined): void {
 export class Payouts {
   private readonly createSchema;
   private readonly updateSchema;
-  private readonly reportSchema = z.object({
-    orderNo: orderNoOf('W'),
-    status: z.enum(CHANNEL_STATUSES),
-    channelTradeNo: z
-      .string()
-      .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'up to 64 letters, digits or ._:-')
-      .optional(),
-  });
-  private readonly returnSchema = z.object({ orderNo: orderNoOf('W'), refundNo: refundNoSchema.optional() });
+  private readonly reportSchema = SimulatePayoutRequest;
+  private readonly returnSchema = ReturnPayoutRequest;
 
   constructor(
     private readonly db: Db,
@@ -192,29 +130,8 @@ export class Payouts {
     /** Routing to channels; without it every payout is the built-in sandbox channel's. */
     private readonly channels?: Pick<ChannelRegistry, 'routePayout' | 'get'>,
   ) {
-    this.createSchema = z.object({
-      merchantOrderNo,
-      currency: z.string(),
-      amount: z.string(),
-      webhookUrl: webhookUrl(config),
-      attach: attach.optional(),
-      payee: payeeSchema,
-    });
-    this.updateSchema = z
-      .object({
-        orderNo: orderNoOf('W').optional(),
-        merchantOrderNo: merchantOrderNo.optional(),
-        attach: attach.optional(),
-        webhookUrl: webhookUrl(config).optional(),
-      })
-      .refine((u) => (u.orderNo === undefined) !== (u.merchantOrderNo === undefined), {
-        message: 'give exactly one of orderNo and merchantOrderNo',
-        path: ['orderNo'],
-      })
-      .refine((u) => u.attach !== undefined || u.webhookUrl !== undefined, {
-        message: 'give attach or webhookUrl to change',
-        path: ['attach'],
-      });
+    this.createSchema = createPayoutRequest(webhookUrl(config));
+    this.updateSchema = updatePayoutRequest(webhookUrl(config));
   }
 
   view(row: PayoutRow): PayoutView {

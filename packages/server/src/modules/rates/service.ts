@@ -1,25 +1,12 @@
+import type { CurrencyRates, Fee as FeeView, PaymentMethodCode } from '@paygate/wire';
 import type { Config } from '../../config.js';
 import { type FieldError, validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
 import { CURRENCIES } from '../catalog/catalog.js';
 import type { Fee } from './fees.js';
 
-/** A fee as the API shows it: percent with two decimals, fixed part in major units. */
-export interface FeeView {
-  /** Percentage of the amount, e.g. `"0.99"`; rounded half up to the minor unit when charged. */
-  feePercent: string;
-  /** Fixed part, decimal string in major units. */
-  feeFixed: string;
-}
-
-/** The rates of one currency: pay-in fees per method and the payout fee. */
-export interface CurrencyRates {
-  currency: string;
-  /** Minor-unit digits of the currency (ISO 4217). */
-  scale: number;
-  payments: (FeeView & { method: string })[];
-  payout: FeeView;
-}
+/** A fee as the API shows it and the rates of one currency: the wire schemas `Fee` and `CurrencyRates`. */
+export type { CurrencyRates, FeeView };
 
 const feeView = (fee: Fee, scale: number): FeeView => ({
   feePercent: formatAmount(BigInt(fee.percentBps), 2),
@@ -50,7 +37,8 @@ export class Rates {
         payments: info.methods
           .filter((method) => filters.method === undefined || method === filters.method)
           .map((method) => ({
-            method,
+            // The catalogue's methods are checked to be wire payment methods (catalog.ts).
+            method: method as PaymentMethodCode,
             ...feeView(this.config.fees.payments[info.code]?.[method] ?? zero, info.scale),
           })),
         payout: feeView(this.config.fees.payouts[info.code] ?? zero, info.scale),

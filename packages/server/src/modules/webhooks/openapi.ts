@@ -1,91 +1,5 @@
-import {
-  decimal,
-  page,
-  type PathItem,
-  readOperation,
-  ref,
-  type Schema,
-  unixMs,
-  writeOperation,
-} from '../../openapi/common.js';
-
-const attempt: Schema = {
-  type: 'object',
-  required: ['attempt', 'startedAt', 'latencyMs', 'statusCode', 'responseExcerpt', 'error'],
-  properties: {
-    attempt: { type: 'integer', minimum: 1 },
-    startedAt: unixMs('When the attempt started'),
-    latencyMs: { type: 'integer' },
-    statusCode: { type: ['integer', 'null'], description: 'The receiver’s HTTP status; null when none came' },
-    responseExcerpt: { type: ['string', 'null'], description: 'At most 1 KiB of the receiver’s answer' },
-    error: {
-      type: ['string', 'null'],
-      description: 'Connection error, timeout, or why the destination was refused (SSRF guard)',
-    },
-  },
-};
-
-export const webhookSchemas: Record<string, Schema> = {
-  PaymentEvent: {
-    type: 'object',
-    description:
-      'Body of a payment webhook (SUCCEEDED, FAILED, EXPIRED, CANCELED). Fixed when the event is created, payer included; every attempt sends the same bytes.',
-    required: ['eventId', 'orderType', 'orderNo', 'merchantOrderNo', 'status', 'currency', 'amount'],
-    properties: {
-      eventId: { type: 'string', pattern: '^evt_[0-9A-Z]{26}$' },
-      orderType: { const: 'PAYMENT' },
-      orderNo: { type: 'string', pattern: '^P[0-9]{18}$' },
-      merchantOrderNo: { type: 'string' },
-      status: { type: 'string', enum: ['SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'] },
-      currency: { type: 'string', enum: ['BRL', 'MXN', 'USD', 'EUR'] },
-      amount: decimal('Order amount'),
-      paidAmount: decimal('What the payer paid (SUCCEEDED)'),
-      channelTradeNo: { type: 'string' },
-      payer: ref('Payer'),
-      attach: { type: 'string' },
-    },
-  },
-  WebhookEvent: {
-    type: 'object',
-    description: 'A webhook event and its delivery state.',
-    required: [
-      'eventId',
-      'orderType',
-      'orderNo',
-      'status',
-      'deliveryStatus',
-      'attempts',
-      'createdAt',
-      'deliveredAt',
-      'nextAttemptAt',
-      'lastStatusCode',
-      'lastError',
-    ],
-    properties: {
-      eventId: { type: 'string', pattern: '^evt_[0-9A-Z]{26}$' },
-      orderType: { type: 'string', enum: ['PAYMENT', 'PAYOUT'] },
-      orderNo: { type: 'string' },
-      status: { type: 'string', description: 'The order state the event reports' },
-      deliveryStatus: {
-        type: 'string',
-        enum: ['pending', 'delivered', 'failed'],
-        description:
-          'pending: waiting for its next attempt; delivered: a 2xx came back; failed: out of attempts (or, for REFUNDED, past 24 h), kept with every attempt',
-      },
-      attempts: { type: 'integer', description: 'Attempts made so far' },
-      createdAt: unixMs('When the event was created'),
-      deliveredAt: { type: ['integer', 'null'], description: 'When a 2xx came back (Unix ms)' },
-      nextAttemptAt: { type: ['integer', 'null'], description: 'When a pending event is next attempted (Unix ms)' },
-      lastStatusCode: { type: ['integer', 'null'] },
-      lastError: { type: ['string', 'null'] },
-      attemptLog: {
-        type: 'array',
-        items: attempt,
-        description: 'Every attempt, oldest first (listing by orderNo only)',
-      },
-    },
-  },
-};
+import { DELIVERY_STATUSES } from '@paygate/wire';
+import { page, type PathItem, readOperation, ref, writeOperation } from '../../openapi/common.js';
 
 const DELIVERY_HEADERS = [
   ['Content-Type', 'application/json'],
@@ -127,7 +41,7 @@ export const webhookPaths: Record<string, PathItem> = {
         {
           name: 'status',
           description: 'Delivery status',
-          schema: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+          schema: { type: 'string', enum: [...DELIVERY_STATUSES] },
         },
         { name: 'from', description: 'Created at or after (Unix ms)', schema: { type: 'integer' } },
         { name: 'to', description: 'Created at or before (Unix ms)', schema: { type: 'integer' } },
@@ -147,11 +61,7 @@ export const webhookPaths: Record<string, PathItem> = {
       description:
         'Delivers the event again with the same eventId and body bytes and a fresh signature. A pending event is made due now; a delivered or failed one gets one more attempt (a failed REFUNDED event too: a deliberate resend is not an automatic retry). The operator command `paygate events resend --event-id EVT` does the same.',
       tags: ['Webhooks'],
-      plaintext: {
-        type: 'object',
-        required: ['eventId'],
-        properties: { eventId: { type: 'string', pattern: '^evt_[0-9A-Z]{26}$' } },
-      },
+      plaintext: ref('ResendEventRequest'),
       data: ref('WebhookEvent'),
       errors: { '404': 'EVENT_NOT_FOUND: no such event of this merchant' },
     }),
@@ -167,25 +77,7 @@ export const webhookPaths: Record<string, PathItem> = {
           description: 'The keys',
           content: {
             'application/json': {
-              schema: {
-                type: 'object',
-                required: ['environment', 'keys'],
-                properties: {
-                  environment: { type: 'string', enum: ['sandbox', 'production'] },
-                  keys: {
-                    type: 'array',
-                    items: {
-                      type: 'object',
-                      required: ['keyid', 'publicKey', 'status'],
-                      properties: {
-                        keyid: { type: 'string' },
-                        publicKey: { type: 'string', description: 'Base64 of the raw 32-byte Ed25519 public key' },
-                        status: { type: 'string', enum: ['active', 'enabled'] },
-                      },
-                    },
-                  },
-                },
-              },
+              schema: ref('WebhookKeys'),
             },
           },
         },

@@ -1,3 +1,4 @@
+import { ResendEventRequest } from '@paygate/wire';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { success } from '../../http/errors.js';
@@ -24,7 +25,7 @@ export function eventRoutes(api: FastifyInstance, { webhooks }: Services): void 
   });
 
   api.post('/events/resend', async (request) => {
-    const { eventId } = parseInput(z.object({ eventId: z.string() }), businessBody(request));
+    const { eventId } = parseInput(ResendEventRequest, businessBody(request));
     return success(await webhooks.resend(eventId, merchantOf(request).id));
   });
 }

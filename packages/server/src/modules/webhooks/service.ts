@@ -1,3 +1,4 @@
+import type { DeliveryAttempt, DeliveryStatus, OrderType, WebhookEvent } from '@paygate/wire';
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '@paygate/protocol';
 import type { Config } from '../../config.js';
@@ -18,7 +19,7 @@ import type { PlatformKeys } from '../platform-keys/service.js';
 import { DestinationRefused, type Resolver, resolveDestination } from './destination.js';
 import { type SendResult, send } from './sender.js';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type { DeliveryStatus };
 
 /** How long a claimed event stays with its worker; longer than any attempt can take. */
 export const LEASE_MS = 60_000;
@@ -30,7 +31,7 @@ interface EventRow {
   id: bigint;
   event_id: string;
   merchant_id: bigint;
-  order_type: string;
+  order_type: OrderType;
   order_no: string;
   status: string;
   webhook_url: string;
@@ -57,31 +58,9 @@ interface AttemptRow {
   error: string | null;
 }
 
-/** One event as merchants and operators see it. */
-export interface EventView {
-  eventId: string;
-  orderType: string;
-  orderNo: string;
-  status: string;
-  deliveryStatus: DeliveryStatus;
-  attempts: number;
-  createdAt: number;
-  deliveredAt: number | null;
-  nextAttemptAt: number | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  attemptLog?: AttemptView[];
-}
-
-/** One delivery attempt as merchants and operators see it. */
-export interface AttemptView {
-  attempt: number;
-  startedAt: number;
-  latencyMs: number;
-  statusCode: number | null;
-  responseExcerpt: string | null;
-  error: string | null;
-}
+/** One event and one delivery attempt as merchants and operators see them (the wire schemas). */
+export type EventView = WebhookEvent;
+export type AttemptView = DeliveryAttempt;
 
 /**
  * Delay before retry number `retry` (1-based): the schedule's step with ±10 % jitter (so that

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { Currency, decimal, eventId, orderNoOf, OrderType, unixMs } from './common.js';
+import { FINAL_PAYMENT_STATUSES, Payer } from './payments.js';
+import { FINAL_PAYOUT_STATUSES } from './payouts.js';
+import { component } from './registry.js';
+
+/** Body of a payment webhook. */
+export const PaymentEvent = component(
+  'PaymentEvent',
+  z
+    .object({
+      eventId,
+      orderType: z.literal('PAYMENT'),
+      orderNo: orderNoOf('P'),
+      merchantOrderNo: z.string(),
+      status: z.enum(FINAL_PAYMENT_STATUSES),
+      currency: Currency,
+      amount: decimal('Order amount'),
+      paidAmount: decimal('What the payer paid (SUCCEEDED)').optional(),
+      channelTradeNo: z.string().optional(),
+      payer: Payer.optional(),
+      attach: z.string().optional(),
+    })
+    .meta({
+      description:
+        'Body of a payment webhook (SUCCEEDED, FAILED, EXPIRED, CANCELED). Fixed when the event is created, payer included; every attempt sends the same bytes.',
+    }),
+);
+export type PaymentEvent = z.output<typeof PaymentEvent>;
+
+/** Body of a payout webhook. */
+export const PayoutEvent = component(
+  'PayoutEvent',
+  z
+    .object({
+      eventId,
+      orderType: z.literal('PAYOUT'),
+      orderNo: orderNoOf('W'),
+      merchantOrderNo: z.string(),
+      status: z.enum(FINAL_PAYOUT_STATUSES),
+      currency: Currency,
+      amount: decimal('Payout amount'),
+      channelTradeNo: z.string().optional(),
+      attach: z.string().optional(),
+      refundNo: z.string().meta({ description: 'Present only once the refund has posted (REFUNDED)' }).optional(),
+      refundAmount: decimal(
+        'The full returned principal (not net of the payout fee, which is not returned); REFUNDED only',
+      ).optional(),
+      refundTime: unixMs('When the refund posted; never changes on retry; REFUNDED only').optional(),
+    })
+    .meta({
+      description:
+        'Body of a payout webhook (SUCCEEDED, FAILED, REFUNDED). No payee or sender identity. SUCCEEDED and FAILED carry channelTradeNo and attach; REFUNDED carries refundNo, refundAmount and refundTime instead and has its own eventId.',
+    }),
+);
+export type PayoutEvent = z.output<typeof PayoutEvent>;
+
+/** Delivery state of a webhook event. */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export const DeliveryStatus = z.enum(DELIVERY_STATUSES);
+export type DeliveryStatus = z.output<typeof DeliveryStatus>;
+
+/** One delivery attempt of a webhook event. */
+export const DeliveryAttempt = z.object({
+  attempt: z.int().min(1),
+  startedAt: unixMs('When the attempt started'),
+  latencyMs: z.int(),
+  statusCode: z.int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came' }),
+  responseExcerpt: z.string().nullable().meta({ description: 'At most 1 KiB of the receiver’s answer' }),
+  error: z
+    .string()
+    .nullable()
+    .meta({ description: 'Connection error, timeout, or why the destination was refused (SSRF guard)' }),
+});
+export type DeliveryAttempt = z.output<typeof DeliveryAttempt>;
+
+/** A webhook event and its delivery, as `GET /api/v1/events` and `POST /api/v1/events/resend` return it. */
+export const WebhookEvent = component(
+  'WebhookEvent',
+  z
+    .object({
+      eventId,
+      orderType: OrderType,
+      orderNo: z.string(),
+      status: z.string().meta({ description: 'The order state the event reports' }),
+      deliveryStatus: DeliveryStatus.meta({
+        description:
+          'pending: waiting for its next attempt; delivered: a 2xx came back; failed: out of attempts (or, for REFUNDED, past 24 h), kept with every attempt',
+      }),
+      attempts: z.int().meta({ description: 'Attempts made so far' }),
+      createdAt: unixMs('When the event was created'),
+      deliveredAt: z.int().nullable().meta({ description: 'When a 2xx came back (Unix ms)' }),
+      nextAttemptAt: z.int().nullable().meta({ description: 'When a pending event is next attempted (Unix ms)' }),
+      lastStatusCode: z.int().nullable(),
+      lastError: z.string().nullable(),
+      attemptLog: z
+        .array(DeliveryAttempt)
+        .meta({ description: 'Every attempt, oldest first (listing by orderNo only)' })
+        .optional(),
+    })
+    .meta({ description: 'A webhook event and its delivery state.' }),
+);
+export type WebhookEvent = z.output<typeof WebhookEvent>;
+
+/** `POST /api/v1/events/resend`. */
+export const ResendEventRequest = component('ResendEventRequest', z.object({ eventId }));
+export type ResendEventRequest = z.input<typeof ResendEventRequest>;
+
+/** `GET /.well-known/paygate/webhook-keys` (not wrapped in msg/data). */
+export const WebhookKeys = component(
+  'WebhookKeys',
+  z.object({
+    environment: z.enum(['sandbox', 'production']),
+    keys: z.array(
+      z.object({
+        keyid: z.string(),
+        publicKey: z.string().meta({ description: 'Base64 of the raw 32-byte Ed25519 public key' }),
+        status: z.enum(['active', 'enabled']),
+      }),
+    ),
+  }),
+);
+export type WebhookKeys = z.output<typeof WebhookKeys>;
+
+/** A psp-sim notification: the charge or transfer as the channel's GET returns it. */
+export const ChannelNotification = component(
+  'ChannelNotification',
+  z
+    .object({
+      id: z.string().meta({ description: 'The channel’s event id: applied once per channel' }),
+      type: z.enum(['charge.updated', 'transfer.updated']),
+      object: z
+        .record(z.string(), z.unknown())
+        .meta({ description: 'The charge or transfer; `reference` is the platform orderNo' }),
+    })
+    .meta({ description: 'A psp-sim notification: the charge or transfer as the channel’s GET returns it.' }),
+);
+
+/** What the platform did with a channel notification. */
+export const NOTIFICATION_OUTCOMES = ['applied', 'ignored', 'duplicate', 'unknown_order', 'wrong_channel'] as const;
+export const NotificationOutcome = component(
+  'NotificationOutcome',
+  z.object({ outcome: z.enum(NOTIFICATION_OUTCOMES) }),
+);
+export type NotificationOutcome = z.output<typeof NotificationOutcome>;
