@@ -24,6 +24,7 @@ it('a repeated Pay that finds the payment SUCCEEDED does not swallow the SUCCEED
     paymentMethod: { code: 'PIX' },
     webhookUrl: 'http://127.0.0.1/webhook/payment',
     cashierUrl: 'http://127.0.0.1:8080/cashier/P202601010000000001',
+    payerAction: { kind: 'redirect', url: 'http://127.0.0.1:8080/cashier/P202601010000000001' },
     createdAt: 1,
     updatedAt: 1,
     expiresAt: 2,

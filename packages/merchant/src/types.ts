@@ -1,10 +1,13 @@
 /**
- * Shapes of the merchant API: request inputs and response data, in one place. They follow
- * `packages/server/openapi.json`; the platform may add members to responses at any time, so
- * treat every object as open (read what you know, ignore the rest).
+ * Shapes of the merchant API: request inputs and response data. Each is the TypeScript type of
+ * the platform's own wire schema (`@paygate/wire`), the one the platform validates requests with
+ * and generates `packages/server/openapi.json` from; only the list filters below are the SDK's
+ * own. The platform may add members to responses at any time, so treat every object as open
+ * (read what you know, ignore the rest).
  *
  * @module
  */
+import type * as wire from '@paygate/wire';
 
 /** Decimal string in major units, e.g. `"125.50"`: no sign, no exponent, never a float. */
 export type Decimal = string;
@@ -12,203 +15,85 @@ export type Decimal = string;
 /** Unix time in milliseconds. */
 export type UnixMs = number;
 
-/** Sandbox currencies (the platform may add more). */
-export type Currency = 'BRL' | 'MXN' | 'USD' | 'EUR' | (string & {});
+/**
+ * Currencies the platform accepts. Inputs and filters take any string too, so that a currency a
+ * newer platform accepts needs no newer SDK (the platform answers VALIDATION_FAILED otherwise).
+ */
+export type Currency = wire.Currency | (string & {});
 
-/** Payment method codes (BRL: PIX, BOLETO; MXN: SPEI; USD: CARD; EUR: SEPA). */
-export type PaymentMethodCode = 'PIX' | 'BOLETO' | 'SPEI' | 'CARD' | 'SEPA' | (string & {});
+/** Payment method codes (BRL: PIX, BOLETO; MXN: SPEI; USD: CARD; EUR: SEPA); inputs take any string too. */
+export type PaymentMethodCode = wire.PaymentMethodCode | (string & {});
 
 /** States of a payment order. PENDING and PROCESSING are seen only through the query APIs. */
-export type PaymentStatus = 'PENDING' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'CANCELED';
+export type PaymentStatus = wire.PaymentStatus;
 
 /** States of a payout order. REFUNDED follows SUCCEEDED when the payout was returned upstream. */
-export type PayoutStatus = 'PENDING' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'REFUNDED';
+export type PayoutStatus = wire.PayoutStatus;
 
 /** Final payment states: each is announced by a webhook. */
-export const FINAL_PAYMENT_STATUSES = ['SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'] as const;
+export const FINAL_PAYMENT_STATUSES = [
+  'SUCCEEDED',
+  'FAILED',
+  'EXPIRED',
+  'CANCELED',
+] as const satisfies readonly PaymentStatus[];
 
 /** Final payout states: each is announced by a webhook (REFUNDED may follow SUCCEEDED). */
-export const FINAL_PAYOUT_STATUSES = ['SUCCEEDED', 'FAILED', 'REFUNDED'] as const;
+export const FINAL_PAYOUT_STATUSES = ['SUCCEEDED', 'FAILED', 'REFUNDED'] as const satisfies readonly PayoutStatus[];
 
 /** Which kind of order. */
-export type OrderType = 'PAYMENT' | 'PAYOUT';
+export type OrderType = wire.OrderType;
 
 /**
  * Names one order in a write: exactly one of `orderNo` (the platform's) and `merchantOrderNo`
  * (yours).
  */
-export type OrderRef = { orderNo: string; merchantOrderNo?: never } | { merchantOrderNo: string; orderNo?: never };
+export type OrderRef = wire.OrderRef;
 
-/** The payer as the channel reported it. Absent members are unknown. */
-export interface Payer {
-  name?: string;
-  /** Kept as a string: leading zeros survive. No document type is returned or inferred. */
-  documentNumber?: string;
-}
+/** The payer as the channel reported it. Absent members are unknown; `documentNumber` keeps leading zeros. */
+export type Payer = wire.Payer;
 
-/** What the payer does to pay, as the payment's channel said. */
-export type PayerAction =
-  | { kind: 'redirect'; url: string }
-  | { kind: 'pix'; url: string; pixCode: string }
-  | { kind: 'boleto'; url: string; boletoLine: string }
-  | { kind: 'bank'; url: string; bankDetails: Record<string, string> };
+/**
+ * What the payer does to pay, as the payment's channel said: `url` (the same as cashierUrl) and,
+ * by kind, the PIX copy-and-paste code, the boleto line or the bank account to transfer to.
+ */
+export type PayerAction = wire.PayerAction;
 
 /** A payment order as the API returns it. */
-export interface Payment {
-  /** Platform order number, `P` and 18 digits. */
-  orderNo: string;
-  merchantOrderNo: string;
-  status: PaymentStatus;
-  currency: Currency;
-  amount: Decimal;
-  paymentMethod: { code: PaymentMethodCode };
-  webhookUrl: string;
-  attach?: string;
-  /** Where to send the payer to pay: the channel's hosted page (the sandbox cashier page in the sandbox). */
-  cashierUrl: string;
-  /**
-   * What the payer does to pay: `url` (the same as cashierUrl) and, by kind, the PIX copy-and-paste
-   * code, the boleto line or the bank account to transfer to.
-   */
-  payerAction?: PayerAction;
-  /** What the payer paid; present once SUCCEEDED. */
-  paidAmount?: Decimal;
-  channelTradeNo?: string;
-  /** Omitted when the channel reported neither name nor document. */
-  payer?: Payer;
-  createdAt: UnixMs;
-  updatedAt: UnixMs;
-  /** A PENDING order expires at this time. */
-  expiresAt: UnixMs;
-  /** When the order reached its final state. */
-  finalizedAt?: UnixMs;
-}
+export type Payment = wire.Payment;
 
 /** `POST /api/v1/payments`. Creates deduplicate on `merchantOrderNo` alone. */
-export interface CreatePaymentInput {
-  /** Your order number: 1 to 64 letters, digits and `._:-`, starting with a letter or digit. */
-  merchantOrderNo: string;
-  currency: Currency;
-  amount: Decimal;
-  paymentMethod: { code: PaymentMethodCode };
-  /** Receives the payment's webhooks: http(s) in the sandbox, https in production. */
-  webhookUrl: string;
-  /** Your text, echoed in events (at most 1024 characters). */
-  attach?: string;
-}
+export type CreatePaymentInput = Omit<wire.CreatePaymentRequest, 'currency'> & { currency: Currency };
 
 /** `POST /api/v1/payments/update` and `/payouts/update`: change attach and/or webhookUrl. */
 export type UpdateOrderInput = OrderRef & { attach?: string; webhookUrl?: string };
 
 /** Who receives a payout. Returned only by the payout receipt. */
-export interface Payee {
-  name: string;
-  /** Bank account, CLABE, IBAN or PIX key; no spaces. */
-  accountNumber: string;
-  bankCode?: string;
-  documentNumber?: string;
-}
+export type Payee = wire.Payee;
 
 /** A payout order as the API returns it. Carries no payee details (see the receipt). */
-export interface Payout {
-  /** Platform order number, `W` and 18 digits. */
-  orderNo: string;
-  merchantOrderNo: string;
-  status: PayoutStatus;
-  currency: Currency;
-  /** What the payee receives. */
-  amount: Decimal;
-  /** The payout fee, fixed at creation, reserved and charged on top of amount. */
-  fee: Decimal;
-  webhookUrl: string;
-  attach?: string;
-  channelTradeNo?: string;
-  /** Present only once a refund has posted (REFUNDED). */
-  refundNo?: string;
-  /** The full returned principal; REFUNDED only. */
-  refundAmount?: Decimal;
-  /** When the refund posted; REFUNDED only. */
-  refundTime?: UnixMs;
-  createdAt: UnixMs;
-  updatedAt: UnixMs;
-  confirmedAt?: UnixMs;
-  finalizedAt?: UnixMs;
-}
+export type Payout = wire.Payout;
 
 /** `POST /api/v1/payouts`: amount + fee are reserved from the available balance. */
-export interface CreatePayoutInput {
-  merchantOrderNo: string;
-  currency: Currency;
-  amount: Decimal;
-  webhookUrl: string;
-  attach?: string;
-  payee: Payee;
-}
+export type CreatePayoutInput = Omit<wire.CreatePayoutRequest, 'currency'> & { currency: Currency };
 
 /** `GET /api/v1/payouts/receipt`: the only read that returns the payee. */
-export interface PayoutReceipt {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: PayoutStatus;
-  currency: Currency;
-  amount: Decimal;
-  fee: Decimal;
-  /** amount + fee: what left the available balance. */
-  total: Decimal;
-  payee: Payee;
-  channelTradeNo?: string;
-  refundNo?: string;
-  refundAmount?: Decimal;
-  refundTime?: UnixMs;
-  createdAt: UnixMs;
-  confirmedAt?: UnixMs;
-  finalizedAt?: UnixMs;
-}
+export type PayoutReceipt = wire.PayoutReceipt;
 
 /** A merchant's money in one currency. */
-export interface Balance {
-  currency: Currency;
-  /** What payouts may use now. */
-  available: Decimal;
-  /** Held for PENDING and PROCESSING payouts (amount + fee). */
-  reserved: Decimal;
-}
+export type Balance = wire.Balance;
 
 /** A fee: a percentage (two decimals) plus a fixed part in major units. */
-export interface Fee {
-  feePercent: Decimal;
-  feeFixed: Decimal;
-}
+export type Fee = wire.Fee;
 
 /** The rates of one currency: pay-in fee per method and the payout fee. */
-export interface CurrencyRates {
-  currency: Currency;
-  /** Minor-unit digits (ISO 4217). */
-  scale: number;
-  payments: (Fee & { method: PaymentMethodCode })[];
-  payout: Fee;
-}
+export type CurrencyRates = wire.CurrencyRates;
 
 /** One posting on one of the merchant's accounts. */
-export interface LedgerEntry {
-  entryId: string;
-  reference: string;
-  transactionKind: 'payment' | 'payout_reserve' | 'payout_settle' | 'payout_release' | 'refund' | (string & {});
-  orderNo: string;
-  account: 'available' | 'reserved';
-  currency: Currency;
-  /** Signed: positive credits the account, negative debits it. */
-  amount: string;
-  side: 'credit' | 'debit';
-  createdAt: UnixMs;
-}
+export type LedgerEntry = wire.LedgerEntry;
 
-/** One page of a list, newest first. Pass `nextCursor` as `cursor` for the next page. */
-export interface Page<T> {
-  items: T[];
-  /** `null` on the last page. */
-  nextCursor: string | null;
-}
+/** One page of a list, newest first. Pass `nextCursor` as `cursor` for the next page (`null` on the last). */
+export type Page<T> = wire.Page<T>;
 
 /** Filters of the order list endpoints. */
 export interface ListOrdersQuery<S extends string = string> {
@@ -232,40 +117,16 @@ export interface LedgerEntriesQuery {
 }
 
 /** Delivery state of a webhook event. */
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type DeliveryStatus = wire.DeliveryStatus;
 
 /** One delivery attempt of a webhook event. */
-export interface DeliveryAttempt {
-  attempt: number;
-  startedAt: UnixMs;
-  latencyMs: number;
-  /** Your receiver's HTTP status; `null` when no answer came. */
-  statusCode: number | null;
-  /** The first bytes of your receiver's answer. */
-  responseExcerpt: string | null;
-  error: string | null;
-}
+export type DeliveryAttempt = wire.DeliveryAttempt;
 
 /**
  * A webhook event and its delivery, as `GET /api/v1/events` and `POST /api/v1/events/resend`
- * return it. (Still growing: new members may appear.)
+ * return it; `attemptLog` is present when the list was filtered by `orderNo`.
  */
-export interface EventDelivery {
-  eventId: string;
-  orderType: OrderType;
-  orderNo: string;
-  /** The order status the event announces. */
-  status: string;
-  deliveryStatus: DeliveryStatus;
-  attempts: number;
-  createdAt: UnixMs;
-  deliveredAt: UnixMs | null;
-  nextAttemptAt: UnixMs | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  /** Every attempt, oldest first; present when the list was filtered by `orderNo`. */
-  attemptLog?: DeliveryAttempt[];
-}
+export type EventDelivery = wire.WebhookEvent;
 
 /** Filters of `GET /api/v1/events`. */
 export interface ListEventsQuery {
@@ -279,45 +140,16 @@ export interface ListEventsQuery {
 }
 
 /** `POST /api/v1/sandbox/payments/simulate`: act as the payment channel would. */
-export interface SimulatePaymentInput {
-  orderNo: string;
-  status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED';
-  /** SUCCEEDED only; defaults to amount. */
-  paidAmount?: Decimal;
-  channelTradeNo?: string;
-  payer?: Payer;
-}
+export type SimulatePaymentInput = wire.SimulatePaymentRequest;
 
 /** `POST /api/v1/sandbox/payouts/simulate`: act as the payout channel would. */
-export interface SimulatePayoutInput {
-  orderNo: string;
-  status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED';
-  channelTradeNo?: string;
-}
+export type SimulatePayoutInput = wire.SimulatePayoutRequest;
 
 /** `POST /api/v1/sandbox/payouts/return`: the channel returns a SUCCEEDED payout. */
-export interface ReturnPayoutInput {
-  orderNo: string;
-  refundNo?: string;
-}
+export type ReturnPayoutInput = wire.ReturnPayoutRequest;
 
 /** One problem with one input field, as `VALIDATION_FAILED` reports it. */
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export type FieldError = wire.FieldError;
 
 /** Failure codes the platform answers with (`msg`); others may be added. */
-export type ApiErrorCode =
-  | 'UNAUTHORIZED'
-  | 'VALIDATION_FAILED'
-  | 'ORDER_NOT_FOUND'
-  | 'EVENT_NOT_FOUND'
-  | 'NOT_FOUND'
-  | 'DUPLICATE_ORDER'
-  | 'INVALID_STATE'
-  | 'INSUFFICIENT_BALANCE'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'RATE_LIMITED'
-  | 'INTERNAL_ERROR'
-  | (string & {});
+export type ApiErrorCode = 'UNAUTHORIZED' | wire.ErrorCode | (string & {});

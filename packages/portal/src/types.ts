@@ -1,4 +1,5 @@
 /** What the portal API (/portal/api) returns: the server's views, as JSON. */
+import type * as wire from '@paygate/wire';
 
 export type Environment = 'sandbox' | 'production';
 
@@ -27,71 +28,17 @@ export interface Credentials {
   webhookKeys: { keyid: string; publicKey: string; status: string; createdAt: number }[];
 }
 
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+export type Page<T> = wire.Page<T>;
 
-export interface Payer {
-  name?: string;
-  documentNumber?: string;
-}
-
-export interface Payment {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: string;
-  currency: string;
-  amount: string;
-  paymentMethod: { code: string };
-  webhookUrl: string;
-  attach?: string;
-  cashierUrl: string;
-  paidAmount?: string;
-  channelTradeNo?: string;
-  payer?: Payer;
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number;
-  finalizedAt?: number;
-}
-
-export interface Payout {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: string;
-  currency: string;
-  amount: string;
-  fee: string;
-  webhookUrl: string;
-  attach?: string;
-  channelTradeNo?: string;
-  refundNo?: string;
-  refundAmount?: string;
-  refundTime?: number;
-  createdAt: number;
-  updatedAt: number;
-  confirmedAt?: number;
-  finalizedAt?: number;
-}
-
-export interface Receipt {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: string;
-  currency: string;
-  amount: string;
-  fee: string;
-  total: string;
-  payee: { name: string; accountNumber: string; bankCode?: string; documentNumber?: string };
-  channelTradeNo?: string;
-  refundNo?: string;
-  refundAmount?: string;
-  refundTime?: number;
-  createdAt: number;
-  confirmedAt?: number;
-  finalizedAt?: number;
-}
+/** The merchant API's views, which the portal API answers too: the wire schemas' types. */
+export type Payer = wire.Payer;
+export type Payment = wire.Payment;
+export type Payout = wire.Payout;
+export type Receipt = wire.PayoutReceipt;
+export type Balance = wire.Balance;
+export type LedgerEntry = wire.LedgerEntry;
+/** A webhook event in the list across orders. */
+export type EventSummary = wire.WebhookEvent;
 
 export interface TimelineEntry {
   at: number;
@@ -133,24 +80,6 @@ export interface PayoutDetail {
   events: WebhookEvent[];
 }
 
-export interface Balance {
-  currency: string;
-  available: string;
-  reserved: string;
-}
-
-export interface LedgerEntry {
-  entryId: string;
-  reference: string;
-  transactionKind: string;
-  orderNo: string;
-  account: string;
-  currency: string;
-  amount: string;
-  side: 'credit' | 'debit';
-  createdAt: number;
-}
-
 export interface RejectedRequest {
   requestId: string;
   method: string;
@@ -171,21 +100,6 @@ export interface PaymentCharges {
   net: string;
   /** Booked in the ledger (SUCCEEDED); otherwise what the rate table would charge. */
   booked: boolean;
-}
-
-/** A webhook event in the list across orders. */
-export interface EventSummary {
-  eventId: string;
-  orderType: 'PAYMENT' | 'PAYOUT';
-  orderNo: string;
-  status: string;
-  deliveryStatus: string;
-  attempts: number;
-  createdAt: number;
-  deliveredAt: number | null;
-  nextAttemptAt: number | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
 }
 
 export interface StatusTotal {
