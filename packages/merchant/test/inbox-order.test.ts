@@ -15,7 +15,12 @@ import {
 } from '@paygate/merchant';
 
 it('concurrent SUCCEEDED and REFUNDED events of one payout leave onUpdate on REFUNDED', async () => {
-  const common = { orderNo: 'W202601010000000001', merchantOrderNo: 'M-race', currency: 'BRL', amount: '5.00' };
+  const common = {
+    orderNo: 'W202601010000000001',
+    merchantOrderNo: 'M-race',
+    currency: 'BRL' as const,
+    amount: '5.00',
+  };
   const succeeded: WebhookEvent = { ...common, eventId: 'evt_RACE01', orderType: 'PAYOUT', status: 'SUCCEEDED' };
   const refunded: WebhookEvent = {
     ...common,

@@ -69,7 +69,13 @@ const order = (orderType: 'PAYMENT' | 'PAYOUT' = 'PAYMENT') => ({
 });
 
 function paymentEvent(o: ReturnType<typeof order>, status: 'SUCCEEDED' | 'FAILED', id = eventId()): WebhookEvent {
-  const base = { eventId: id, orderNo: o.orderNo, merchantOrderNo: o.merchantOrderNo, currency: 'BRL', amount: '1.00' };
+  const base = {
+    eventId: id,
+    orderNo: o.orderNo,
+    merchantOrderNo: o.merchantOrderNo,
+    currency: 'BRL' as const,
+    amount: '1.00',
+  };
   return status === 'SUCCEEDED'
     ? { ...base, orderType: 'PAYMENT', status, paidAmount: '1.00' }
     : { ...base, orderType: 'PAYMENT', status };
@@ -229,7 +235,12 @@ for (const kind of kinds) {
 
       it("a payout's SUCCEEDED → REFUNDED is a forward move, applied without a query", async () => {
         const o = order('PAYOUT');
-        const common = { orderNo: o.orderNo, merchantOrderNo: o.merchantOrderNo, currency: 'BRL', amount: '5.00' };
+        const common = {
+          orderNo: o.orderNo,
+          merchantOrderNo: o.merchantOrderNo,
+          currency: 'BRL' as const,
+          amount: '5.00',
+        };
         await inbox.process({ ...common, eventId: eventId(), orderType: 'PAYOUT', status: 'SUCCEEDED' });
         const refunded = await inbox.process({
           ...common,

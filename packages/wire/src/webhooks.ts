@@ -1,59 +1,88 @@
 import { z } from 'zod';
 import { Currency, decimal, eventId, orderNoOf, OrderType, unixMs } from './common.js';
-import { FINAL_PAYMENT_STATUSES, Payer } from './payments.js';
-import { FINAL_PAYOUT_STATUSES } from './payouts.js';
+import { Payer } from './payments.js';
 import { component } from './registry.js';
+
+const paymentEventFields = {
+  /** `evt_…`: the delivery idempotency key; retries of one event reuse it and its body. */
+  eventId,
+  orderType: z.literal('PAYMENT'),
+  orderNo: orderNoOf('P'),
+  merchantOrderNo: z.string(),
+  currency: Currency,
+  amount: decimal('Order amount'),
+  channelTradeNo: z.string().optional(),
+  /** The actual payer as the channel reported it; omitted when unknown. */
+  payer: Payer.optional(),
+  attach: z.string().optional(),
+};
+
+/** A payment reached SUCCEEDED: `paidAmount` is what the payer paid. */
+export const PaymentSucceededEvent = z.object({
+  ...paymentEventFields,
+  status: z.literal('SUCCEEDED'),
+  paidAmount: decimal('What the payer paid'),
+});
+export type PaymentSucceededEvent = z.output<typeof PaymentSucceededEvent>;
+
+/** A payment reached FAILED, EXPIRED or CANCELED. */
+export const PaymentClosedEvent = z.object({
+  ...paymentEventFields,
+  status: z.enum(['FAILED', 'EXPIRED', 'CANCELED']),
+});
+export type PaymentClosedEvent = z.output<typeof PaymentClosedEvent>;
 
 /** Body of a payment webhook. */
 export const PaymentEvent = component(
   'PaymentEvent',
-  z
-    .object({
-      eventId,
-      orderType: z.literal('PAYMENT'),
-      orderNo: orderNoOf('P'),
-      merchantOrderNo: z.string(),
-      status: z.enum(FINAL_PAYMENT_STATUSES),
-      currency: Currency,
-      amount: decimal('Order amount'),
-      paidAmount: decimal('What the payer paid (SUCCEEDED)').optional(),
-      channelTradeNo: z.string().optional(),
-      payer: Payer.optional(),
-      attach: z.string().optional(),
-    })
-    .meta({
-      description:
-        'Body of a payment webhook (SUCCEEDED, FAILED, EXPIRED, CANCELED). Fixed when the event is created, payer included; every attempt sends the same bytes.',
-    }),
+  z.discriminatedUnion('status', [PaymentSucceededEvent, PaymentClosedEvent]).meta({
+    description:
+      'Body of a payment webhook (SUCCEEDED with paidAmount; FAILED, EXPIRED, CANCELED). Fixed when the event is created, payer included; every attempt sends the same bytes.',
+  }),
 );
 export type PaymentEvent = z.output<typeof PaymentEvent>;
+
+const payoutEventFields = {
+  eventId,
+  orderType: z.literal('PAYOUT'),
+  orderNo: orderNoOf('W'),
+  merchantOrderNo: z.string(),
+  currency: Currency,
+  amount: decimal('Payout amount'),
+};
+
+/** A payout reached SUCCEEDED or FAILED. Payout events carry no payee details. */
+export const PayoutResultEvent = z.object({
+  ...payoutEventFields,
+  status: z.enum(['SUCCEEDED', 'FAILED']),
+  channelTradeNo: z.string().optional(),
+  attach: z.string().optional(),
+});
+export type PayoutResultEvent = z.output<typeof PayoutResultEvent>;
+
+/** A SUCCEEDED payout was returned upstream and its principal credited back; its own eventId. */
+export const PayoutRefundedEvent = z.object({
+  ...payoutEventFields,
+  status: z.literal('REFUNDED'),
+  refundNo: z.string().min(1),
+  refundAmount: decimal('The full returned principal (not net of the payout fee, which is not returned)'),
+  refundTime: unixMs('When the refund posted; never changes on retry'),
+});
+export type PayoutRefundedEvent = z.output<typeof PayoutRefundedEvent>;
 
 /** Body of a payout webhook. */
 export const PayoutEvent = component(
   'PayoutEvent',
-  z
-    .object({
-      eventId,
-      orderType: z.literal('PAYOUT'),
-      orderNo: orderNoOf('W'),
-      merchantOrderNo: z.string(),
-      status: z.enum(FINAL_PAYOUT_STATUSES),
-      currency: Currency,
-      amount: decimal('Payout amount'),
-      channelTradeNo: z.string().optional(),
-      attach: z.string().optional(),
-      refundNo: z.string().meta({ description: 'Present only once the refund has posted (REFUNDED)' }).optional(),
-      refundAmount: decimal(
-        'The full returned principal (not net of the payout fee, which is not returned); REFUNDED only',
-      ).optional(),
-      refundTime: unixMs('When the refund posted; never changes on retry; REFUNDED only').optional(),
-    })
-    .meta({
-      description:
-        'Body of a payout webhook (SUCCEEDED, FAILED, REFUNDED). No payee or sender identity. SUCCEEDED and FAILED carry channelTradeNo and attach; REFUNDED carries refundNo, refundAmount and refundTime instead and has its own eventId.',
-    }),
+  z.discriminatedUnion('status', [PayoutResultEvent, PayoutRefundedEvent]).meta({
+    description:
+      'Body of a payout webhook (SUCCEEDED, FAILED, REFUNDED). No payee or sender identity. SUCCEEDED and FAILED carry channelTradeNo and attach; REFUNDED carries refundNo, refundAmount and refundTime instead and has its own eventId.',
+  }),
 );
 export type PayoutEvent = z.output<typeof PayoutEvent>;
+
+/** Any webhook body: narrow it on `orderType` and `status`. */
+export const WebhookBody = z.union([PaymentSucceededEvent, PaymentClosedEvent, PayoutResultEvent, PayoutRefundedEvent]);
+export type WebhookBody = z.output<typeof WebhookBody>;
 
 /** Delivery state of a webhook event. */
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
