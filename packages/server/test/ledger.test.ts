@@ -15,18 +15,9 @@ import {
   type TestPlatform,
 } from './harness.js';
 import { assertBooksHealthy, balanceOf, fund, payoutInput, postingsOf } from './money-harness.js';
+import type { LedgerEntry } from '@paygate/wire';
 
-interface Entry {
-  entryId: string;
-  reference: string;
-  transactionKind: string;
-  orderNo: string;
-  account: string;
-  currency: string;
-  amount: string;
-  side: string;
-  createdAt: number;
-}
+type Entry = LedgerEntry;
 
 describe('fees', () => {
   it('percent rounds half up to the minor unit, plus the fixed part; a pay-in fee never exceeds the amount', () => {

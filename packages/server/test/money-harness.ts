@@ -3,6 +3,7 @@
  * merchant through real payments, payout bodies, and reading the books and the outbox.
  */
 import assert from 'node:assert/strict';
+import type { Balance, Payout } from '@paygate/wire';
 import { randomUUID } from 'node:crypto';
 import type { Platform } from '../src/platform.js';
 import { get, paymentInput, post, type TestMerchant } from './harness.js';
@@ -13,30 +14,8 @@ export const SIMPLE_FEES = JSON.stringify({
   payouts: { BRL: { percent: '1', fixed: '2.00' } },
 });
 
-export interface Payout {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: string;
-  currency: string;
-  amount: string;
-  fee: string;
-  webhookUrl: string;
-  attach?: string;
-  channelTradeNo?: string;
-  refundNo?: string;
-  refundAmount?: string;
-  refundTime?: number;
-  createdAt: number;
-  updatedAt: number;
-  confirmedAt?: number;
-  finalizedAt?: number;
-}
-
-export interface Balance {
-  currency: string;
-  available: string;
-  reserved: string;
-}
+/** The API's payout and balance views: the wire schemas' types. */
+export type { Balance, Payout };
 
 /** A valid payout create body; override fields as needed. */
 export function payoutInput(overrides: Record<string, unknown> = {}) {

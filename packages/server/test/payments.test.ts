@@ -11,19 +11,7 @@ import {
   type TestMerchant,
   type TestPlatform,
 } from './harness.js';
-
-interface Payment {
-  orderNo: string;
-  merchantOrderNo: string;
-  status: string;
-  amount: string;
-  paidAmount?: string;
-  payer?: { name?: string; documentNumber?: string };
-  cashierUrl: string;
-  attach?: string;
-  webhookUrl: string;
-  channelTradeNo?: string;
-}
+import type { Payment } from '@paygate/wire';
 
 for (const database of databases()) {
   describe(`payment orders (${database})`, () => {

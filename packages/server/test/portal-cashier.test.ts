@@ -10,14 +10,7 @@ import {
   type TestMerchant,
   type TestPlatform,
 } from './harness.js';
-
-interface Payment {
-  orderNo: string;
-  status: string;
-  cashierUrl: string;
-  paidAmount?: string;
-  payer?: { name?: string; documentNumber?: string };
-}
+import type { Payment } from '@paygate/wire';
 
 for (const database of databases()) {
   describe(`sandbox cashier page (${database})`, () => {
