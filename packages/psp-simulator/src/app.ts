@@ -230,6 +230,10 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
       if (method === 'GET' && (match = /^\/v1\/charges\/([A-Za-z0-9_]+)$/.exec(path))) {
         return json(response, 200, provider.chargeView(provider.getCharge(match[1] as string)));
       }
+      if (method === 'POST' && (match = /^\/v1\/charges\/([A-Za-z0-9_]+)\/cancel$/.exec(path))) {
+        const canceled = provider.cancelCharge(provider.getCharge(match[1] as string));
+        return json(response, 200, provider.chargeView(canceled));
+      }
       if (method === 'POST' && path === '/v1/transfers') {
         const { transfer, created } = provider.createTransfer(parse(transferRequest, body));
         return json(response, created ? 201 : 200, provider.transferView(transfer));

@@ -3,7 +3,8 @@
 export const METHODS = ['PIX', 'BOLETO', 'SPEI', 'CARD', 'SEPA'] as const;
 export type Method = (typeof METHODS)[number];
 
-export type ChargeStatus = 'open' | 'paid' | 'declined' | 'expired';
+/** `canceled`: the platform withdrew the charge (its order was canceled or expired there); no payment is taken after it. */
+export type ChargeStatus = 'open' | 'paid' | 'declined' | 'expired' | 'canceled';
 export type TransferStatus = 'queued' | 'sent' | 'rejected' | 'canceled' | 'returned';
 
 export interface Payer {

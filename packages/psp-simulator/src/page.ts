@@ -40,6 +40,7 @@ const STATUS_TEXT: Readonly<Record<Charge['status'], string>> = {
   paid: 'Paid. You can close this page.',
   declined: 'The payment was declined.',
   expired: 'This payment has expired.',
+  canceled: 'This payment was canceled by the merchant.',
 };
 
 function instructions(charge: Charge): string {

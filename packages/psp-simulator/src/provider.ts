@@ -176,6 +176,24 @@ export class Provider {
     return settled;
   }
 
+  /**
+   * The platform withdraws a charge it no longer accepts (its order was canceled or expired):
+   * an open charge becomes `canceled` (and is notified like any change); one already canceled or
+   * expired is answered as it is, so a retried cancel is harmless. A charge the payer already
+   * paid or declined cannot be withdrawn: 409, and the platform learns its state by a GET.
+   */
+  cancelCharge(charge: Charge): Charge {
+    if (charge.status === 'canceled' || charge.status === 'expired') return charge;
+    if (charge.status !== 'open') throw new ProviderError(409, `charge ${charge.id} is ${charge.status}, not open`);
+    const now = this.clock();
+    const canceled: Charge = { ...charge, status: 'canceled', updatedAt: now, finalAt: now };
+    this.store.commit([
+      { t: 'charge', v: canceled },
+      ...this.#notify('charge.updated', this.chargeView(canceled), canceled.notifyUrl),
+    ]);
+    return canceled;
+  }
+
   #expire(charge: Charge, now: number): void {
     const expired: Charge = { ...charge, status: 'expired', updatedAt: now, finalAt: now };
     this.store.commit([

@@ -134,6 +134,32 @@ describe('simulator API', () => {
     assert.equal((await psp.control('/control/payments/complete', { reference: other, status: 'PAID' })).status, 400);
   });
 
+  test('charges: cancel while open (idempotent, then nothing can be paid), 409 once paid', async () => {
+    const reference = orderNo('P');
+    const created = await psp.call('POST', '/v1/charges', charge(reference));
+    const canceled = await psp.call('POST', `/v1/charges/${created.body.id}/cancel`);
+    assert.equal(canceled.status, 200);
+    assert.equal(canceled.body.status, 'canceled');
+    const again = await psp.call('POST', `/v1/charges/${created.body.id}/cancel`);
+    assert.deepEqual(again.body, canceled.body, 'a retried cancel answers the same charge');
+    const paid = await psp.control('/control/payments/complete', { reference, status: 'SUCCEEDED' });
+    assert.equal(paid.status, 409);
+    const page = await fetch(`${psp.url}/pay/${created.body.id}`);
+    assert.match(await page.text(), /canceled by the merchant/);
+
+    const other = orderNo('P');
+    const second = await psp.call('POST', '/v1/charges', charge(other));
+    await psp.control('/control/payments/complete', { reference: other, status: 'SUCCEEDED' });
+    const late = await psp.call('POST', `/v1/charges/${second.body.id}/cancel`);
+    assert.equal(late.status, 409);
+    assert.match(late.body.error, /is paid, not open/);
+    assert.equal((await psp.call('POST', '/v1/charges/ch_000000000000000000000000/cancel')).status, 404);
+    assert.equal(
+      (await psp.call('POST', `/v1/charges/${second.body.id}/cancel`, undefined, 'wrong-secret')).status,
+      401,
+    );
+  });
+
   test('transfers: create (idempotent), get, by reference, cancel while queued only', async () => {
     const reference = orderNo('W');
     const created = await psp.call('POST', '/v1/transfers', transfer(reference));
