@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type PollableChannel, type PolledState, pollOnce } from '../src/modules/channels/polling.js';
+import { sweepOnce } from '../src/worker/sweeper.js';
 import { createMerchant, databases, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 import { eventsOf, fund, payoutInput, postingsOf } from './money-harness.js';
 
@@ -30,7 +31,12 @@ function fakeChannel() {
   return { channel, answers, queries: () => queries };
 }
 
-async function routeTo(platform: TestPlatform, table: 'payments' | 'payouts', orderNo: string, channel = 'fake') {
+async function routeTo(
+  platform: TestPlatform,
+  table: 'payments' | 'payouts',
+  orderNo: string,
+  channel: string | null = 'fake',
+) {
   await platform.services.db.query(`UPDATE ${table} SET channel = $2 WHERE order_no = $1`, [orderNo, channel]);
 }
 
@@ -133,6 +139,93 @@ for (const database of databases()) {
         assert.equal((await statusOf(platform, 'payouts', orderNo))?.status, 'REFUNDED');
         const kinds = (await postingsOf(platform, orderNo)).map((p) => (p as { kind: string }).kind).sort();
         assert.deepEqual(kinds, ['payout_reserve', 'payout_settle', 'refund']);
+      } finally {
+        await platform.close();
+      }
+    });
+
+    it('a PENDING payment past its expiry is withdrawn at its channel: EXPIRED, or what the payer did there first', async () => {
+      const expiry = 10 * POLL_AFTER;
+      const platform = await startTestPlatform({ database, config: { runWorkers: false, paymentExpiryMs: expiry } });
+      try {
+        const merchant = await createMerchant(platform);
+        const orders: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', paymentInput());
+          orders.push(created.body.data?.orderNo as string);
+          await routeTo(platform, 'payments', orders[i] as string);
+        }
+        const [unpaid, paid, sandbox] = orders as [string, string, string];
+        await routeTo(platform, 'payments', sandbox, null);
+        const calls: string[] = [];
+        const channel: PollableChannel = {
+          queryPayment: async ({ orderNo }) => {
+            calls.push(`query ${orderNo}`);
+            return undefined;
+          },
+          queryPayout: async () => undefined,
+          cancelPayment: async ({ orderNo }) => {
+            calls.push(`cancel ${orderNo}`);
+            return orderNo === paid
+              ? { kind: 'final', state: { status: 'SUCCEEDED', payer: { name: 'Ana Lima' } } }
+              : { kind: 'canceled' };
+          },
+        };
+        // Queried while open, with a backoff that never carries the next poll past the expiry.
+        platform.advance(POLL_AFTER + 1);
+        assert.equal((await pollOnce(platform.services, { channel: () => channel })).queried, 2);
+        platform.advance(expiry);
+        // The sweeper expires only the built-in sandbox channel's payments; the channel's wait for polling.
+        assert.equal((await sweepOnce(platform.services)).expired, 1);
+        assert.equal((await statusOf(platform, 'payments', unpaid))?.status, 'PENDING');
+        calls.length = 0;
+        assert.deepEqual(await pollOnce(platform.services, { channel: () => channel }), {
+          queried: 2,
+          applied: 2,
+          failed: 0,
+        });
+        assert.deepEqual(calls.sort(), [`cancel ${paid}`, `cancel ${unpaid}`].sort());
+        assert.equal((await statusOf(platform, 'payments', unpaid))?.status, 'EXPIRED');
+        const won = await statusOf(platform, 'payments', paid);
+        assert.deepEqual([won?.status, won?.payer_name], ['SUCCEEDED', 'Ana Lima']);
+        assert.equal((await postingsOf(platform, paid)).length, 1);
+        assert.equal((await eventsOf(platform, unpaid)).length, 1);
+      } finally {
+        await platform.close();
+      }
+    });
+
+    it('a PENDING payout a confirm could not place is settled from its channel, or left alone when the channel never got it', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const merchant = await createMerchant(platform);
+        await fund(platform, merchant, '500.00');
+        const orders: string[] = [];
+        for (let i = 0; i < 2; i++) {
+          const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payouts', payoutInput());
+          orders.push(created.body.data?.orderNo as string);
+          await routeTo(platform, 'payouts', orders[i] as string);
+          // As a confirm that met its channel down leaves it: PENDING, marked for a poll.
+          await platform.services.db.query('UPDATE payouts SET next_poll_at = $2 WHERE order_no = $1', [
+            orders[i],
+            new Date(platform.services.now() + POLL_AFTER),
+          ]);
+        }
+        const [taken, never] = orders as [string, string];
+        const fake = fakeChannel();
+        fake.answers.set(taken, { status: 'PROCESSING', channelTradeNo: 'tr_taken' });
+        const options = { channel: () => fake.channel };
+        assert.equal((await pollOnce(platform.services, options)).queried, 0);
+        platform.advance(POLL_AFTER + 1);
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 2, applied: 1, failed: 0 });
+        assert.equal((await statusOf(platform, 'payouts', taken))?.status, 'PROCESSING');
+        assert.equal((await statusOf(platform, 'payouts', never))?.status, 'PENDING');
+        // The one the channel never got is not asked about again; the other is polled on as PROCESSING.
+        platform.advance(10 * POLL_AFTER);
+        fake.answers.set(taken, { status: 'SUCCEEDED' });
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 1, failed: 0 });
+        assert.equal((await statusOf(platform, 'payouts', taken))?.status, 'SUCCEEDED');
+        assert.equal((await statusOf(platform, 'payouts', never))?.status, 'PENDING');
       } finally {
         await platform.close();
       }

@@ -53,7 +53,19 @@ export interface ChannelPaymentOrder {
   /** Decimal string in the currency's scale. */
   readonly amount: string;
   readonly method: string;
+  /**
+   * When the platform expires the order if unpaid (unix ms). A channel that can should stop
+   * taking payment then too, so nothing is paid at the channel for an order expired here.
+   */
+  readonly expiresAt: number;
 }
+
+/**
+ * What withdrawing a payment at its channel came to: `canceled` when the channel will take no
+ * payment for it (withdrawn now, withdrawn or expired before, or never registered there);
+ * `final` when the payer got there first (paid or declined): the state to apply instead.
+ */
+export type CancelOutcome = { readonly kind: 'canceled' } | { readonly kind: 'final'; readonly state: ChannelState };
 
 /** A payout order as a connector sees it when sending it. */
 export interface ChannelPayoutOrder {
@@ -125,11 +137,23 @@ export interface Connector {
   readonly payouts: readonly string[];
   /** Registers a payment at the channel (idempotent on orderNo); throws ChannelUnavailable. */
   createPayment(order: ChannelPaymentOrder): Promise<{ channelTradeNo: string | undefined; payerAction: PayerAction }>;
+  /** What the channel says about a payment; undefined while it is open there (or unknown to it). */
   queryPayment(order: ChannelOrderRef): Promise<ChannelState | undefined>;
+  /**
+   * Withdraws a payment the platform no longer accepts: the merchant canceled it, or it expired.
+   * Optional: a channel without it is only told by the expiry given at registration, and a
+   * cancel or expiry here then trusts that nothing is paid there afterwards. Throws
+   * ChannelUnavailable (the order then stays as it is: the cancel is refused, the expiry retried).
+   */
+  cancelPayment?(order: ChannelOrderRef): Promise<CancelOutcome>;
   /** Sends a payout to the channel (idempotent on orderNo); throws ChannelUnavailable. */
   createPayout(order: ChannelPayoutOrder): Promise<{ channelTradeNo: string | undefined }>;
   /** Withdraws a payout not yet sent; false when the channel has already acted on it. */
   releasePayout(order: ChannelOrderRef): Promise<boolean>;
+  /**
+   * What the channel says about a payout: PROCESSING while it holds it unsent, undefined when it
+   * does not know the order (never sent there).
+   */
   queryPayout(order: ChannelOrderRef): Promise<ChannelState | undefined>;
   /** Authenticates and parses a notification; the built-in sandbox channel refuses all. */
   verifyNotification(raw: RawNotification, now: number): NotificationCheck;

@@ -16,10 +16,14 @@ export interface PolledState {
   readonly refundNo?: string | undefined;
 }
 
-/** The two queries polling needs from a connector. */
+/** What polling needs from a connector: the two queries, and the withdrawal of an expired payment. */
 export interface PollableChannel {
   queryPayment(order: { orderNo: string; channelTradeNo: string | null }): Promise<PolledState | undefined>;
   queryPayout(order: { orderNo: string; channelTradeNo: string | null }): Promise<PolledState | undefined>;
+  cancelPayment?(order: {
+    orderNo: string;
+    channelTradeNo: string | null;
+  }): Promise<{ kind: 'canceled' } | { kind: 'final'; state: PolledState }>;
 }
 
 export interface PollOptions {
@@ -37,6 +41,9 @@ interface Claimed {
   merchant_id: bigint;
   channel: string;
   channel_trade_no: string | null;
+  status: string;
+  /** Payments: PENDING and past its expiry, so it is withdrawn at its channel instead of queried. */
+  expired: boolean;
 }
 
 export interface PollResult {
@@ -54,20 +61,34 @@ export interface PollResult {
  * worker does not take the order meanwhile) and the per-order backoff, doubling with each
  * attempt from PAYGATE_CHANNEL_POLL_AFTER up to maxBackoffMs. An order is first due
  * PAYGATE_CHANNEL_POLL_AFTER after it reached its channel (payments: created; payouts: confirmed).
+ *
+ * Payments: a PENDING payment is also due at its expiry (the backoff never carries its next poll
+ * past it), when it is withdrawn at its channel rather than queried. Payouts: a PENDING payout
+ * is polled only when a confirm could not tell whether the channel took it (next_poll_at set by
+ * the confirm that met a channel down): the channel's answer decides.
  */
 async function claim(services: Services, table: 'payments' | 'payouts', limit: number, maxBackoffMs: number) {
-  const since = table === 'payments' ? 'created_at' : 'confirmed_at';
-  const openStatuses = table === 'payments' ? `('PENDING', 'PROCESSING')` : `('PROCESSING')`;
+  const payments = table === 'payments';
+  const backoff = `$1::timestamptz + LEAST($2::float8 * power(2, LEAST(poll_attempts, 30)), $3::float8) * interval '1 millisecond'`;
+  const next = payments
+    ? `CASE WHEN status = 'PENDING' AND expires_at > $1 THEN LEAST(${backoff}, expires_at) ELSE ${backoff} END`
+    : backoff;
+  const firstDue = payments
+    ? `LEAST(created_at + $2::float8 * interval '1 millisecond', CASE WHEN status = 'PENDING' THEN expires_at END)`
+    : `confirmed_at + $2::float8 * interval '1 millisecond'`;
+  const open = payments
+    ? `status IN ('PENDING', 'PROCESSING')`
+    : `(status = 'PROCESSING' OR (status = 'PENDING' AND next_poll_at IS NOT NULL))`;
+  const expired = payments ? `(status = 'PENDING' AND expires_at <= $1)` : 'false';
   const result = await services.db.query<Claimed>(
-    `UPDATE ${table} SET poll_attempts = poll_attempts + 1,
-            next_poll_at = $1::timestamptz + LEAST($2::float8 * power(2, LEAST(poll_attempts, 30)), $3::float8) * interval '1 millisecond'
+    `UPDATE ${table} SET poll_attempts = poll_attempts + 1, next_poll_at = ${next}
       WHERE id IN (
         SELECT id FROM ${table}
-         WHERE status IN ${openStatuses} AND channel IS NOT NULL
-           AND COALESCE(next_poll_at, ${since} + $2::float8 * interval '1 millisecond') <= $1::timestamptz
-         ORDER BY COALESCE(next_poll_at, ${since}) LIMIT $4
+         WHERE ${open} AND channel IS NOT NULL
+           AND COALESCE(next_poll_at, ${firstDue}) <= $1::timestamptz
+         ORDER BY COALESCE(next_poll_at, ${firstDue}) LIMIT $4
            FOR UPDATE SKIP LOCKED)
-      RETURNING id, order_no, merchant_id, channel, channel_trade_no`,
+      RETURNING id, order_no, merchant_id, channel, channel_trade_no, status, ${expired} AS expired`,
     [new Date(services.now()), services.config.channelPollAfterMs, maxBackoffMs, limit],
   );
   return result.rows;
@@ -77,6 +98,7 @@ async function claim(services: Services, table: 'payments' | 'payouts', limit: n
 async function settle(services: Services, kind: 'payment' | 'payout', order: Claimed, state: PolledState) {
   const merchantId = order.merchant_id;
   const orderNo = order.order_no;
+  if (state.status === order.status) return false; // nothing new (a payout still held by its channel)
   try {
     if (kind === 'payment') {
       if (state.status === 'REFUNDED') return false;
@@ -147,8 +169,21 @@ export async function pollOnce(services: Services, options: PollOptions): Promis
       queried++;
       try {
         const query = { orderNo: order.order_no, channelTradeNo: order.channel_trade_no };
-        const state = kind === 'payment' ? await channel.queryPayment(query) : await channel.queryPayout(query);
+        let state: PolledState | undefined;
+        if (order.expired) {
+          // Its time is up: withdraw it at the channel, unless the payer got there first.
+          const outcome = channel.cancelPayment ? await channel.cancelPayment(query) : undefined;
+          state = outcome?.kind === 'final' ? outcome.state : { status: 'EXPIRED' };
+        } else {
+          state = kind === 'payment' ? await channel.queryPayment(query) : await channel.queryPayout(query);
+        }
         if (state && (await settle(services, kind, order, state))) applied++;
+        if (!state && kind === 'payout' && order.status === 'PENDING') {
+          // The channel never got this unconfirmed payout: nothing to wait for.
+          await services.db.query(`UPDATE payouts SET next_poll_at = NULL WHERE id = $1 AND status = 'PENDING'`, [
+            order.id,
+          ]);
+        }
       } catch (error) {
         if (isUnavailable(error)) throw error;
         failed++;
@@ -158,12 +193,15 @@ export async function pollOnce(services: Services, options: PollOptions): Promis
   return { queried, applied, failed };
 }
 
-/** Runs `pollOnce` every `intervalMs` (and again at once while a step finds a full batch); the returned function stops it. */
+/**
+ * Runs `pollOnce` every `intervalMs` (by default every 5 s, or every PAYGATE_CHANNEL_POLL_AFTER
+ * when that is shorter); the returned function stops it.
+ */
 export function startPoller(
   services: Services,
   log: FastifyBaseLogger,
   options: PollOptions,
-  intervalMs = 5_000,
+  intervalMs = Math.max(250, Math.min(5_000, services.config.channelPollAfterMs)),
 ): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
   let busy = false;
@@ -190,11 +228,7 @@ export function startPoller(
   };
 }
 
-/**
- * The configured channels as polling sees them: `services.channels.get(name)` (the connector
- * registry, issue 13), read at each lookup; no registry means nothing is queried.
- */
+/** The configured channels as polling sees them: the connector registry's channel of that name. */
 export function configuredChannels(services: Services): PollOptions['channel'] {
-  return (name) =>
-    (services as unknown as { channels?: { get(name: string): PollableChannel | undefined } }).channels?.get(name);
+  return (name) => services.channels.get(name);
 }

@@ -20,7 +20,7 @@ const tradeNo = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/);
 const chargeSchema = z.object({
   id: tradeNo,
   reference: z.string(),
-  status: z.enum(['open', 'paid', 'declined', 'expired']),
+  status: z.enum(['open', 'paid', 'declined', 'expired', 'canceled']),
   amount: z.string().optional(),
   paidAmount: z.string().optional(),
   payer: z.object({ name: z.string().min(1).max(200).optional(), documentNumber: z.string().optional() }).optional(),
@@ -58,14 +58,17 @@ function chargeState(charge: z.infer<typeof chargeSchema>): ChannelState | undef
       return { status: 'FAILED', channelTradeNo: charge.id, failureReason: 'declined at the channel' };
     case 'expired':
       return { status: 'EXPIRED', channelTradeNo: charge.id };
+    case 'canceled':
+      // Withdrawn at the platform's request (cancelPayment): the platform moved the order itself.
+      return undefined;
   }
 }
 
-/** The platform status of a transfer, or undefined while it is queued (the payout is PROCESSING already). */
+/** The platform status of a transfer: queued is PROCESSING (the channel holds it, unsent). */
 function transferState(transfer: z.infer<typeof transferSchema>): ChannelState | undefined {
   switch (transfer.status) {
     case 'queued':
-      return undefined;
+      return { status: 'PROCESSING', channelTradeNo: transfer.id };
     case 'sent':
       return { status: 'SUCCEEDED', channelTradeNo: transfer.id };
     case 'rejected':
@@ -173,6 +176,7 @@ export function pspSimConnector(settings: PspSimSettings, context: ConnectorCont
         currency: order.currency,
         method: order.method,
         notifyUrl,
+        expiresAt: order.expiresAt,
       });
       const charge = parse(chargeSchema, 'createPayment', answer?.json);
       return { channelTradeNo: charge.id, payerAction: payerAction(charge) };
@@ -181,6 +185,22 @@ export function pspSimConnector(settings: PspSimSettings, context: ConnectorCont
     async queryPayment(order) {
       const answer = await call('queryPayment', 'GET', byRef('charges', order));
       return answer ? chargeState(parse(chargeSchema, 'queryPayment', answer.json)) : undefined;
+    },
+
+    async cancelPayment(order) {
+      let id = order.channelTradeNo;
+      if (id === null) {
+        const found = await call('queryPayment', 'GET', byRef('charges', order));
+        if (!found) return { kind: 'canceled' }; // never registered there: nothing can be paid
+        id = parse(chargeSchema, 'queryPayment', found.json).id;
+      }
+      const path = `/v1/charges/${encodeURIComponent(id)}`;
+      const answer = await call('cancelPayment', 'POST', `${path}/cancel`, {}, [409]);
+      if (answer?.status === 200) return { kind: 'canceled' };
+      // 409: the payer paid or declined first; what the channel says wins.
+      const charge = parse(chargeSchema, 'queryPayment', (await call('queryPayment', 'GET', path))?.json);
+      const state = chargeState(charge);
+      return state && state.status !== 'EXPIRED' ? { kind: 'final', state } : { kind: 'canceled' };
     },
 
     async createPayout(order) {

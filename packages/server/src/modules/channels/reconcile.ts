@@ -59,20 +59,31 @@ export function parseSettlement(text: string): SettlementLine[] {
   });
 }
 
-/** The platform status a settlement line's channel status stands for. */
-function expectedStatus(line: SettlementLine): string {
-  if (line.type === 'return') return 'REFUNDED';
-  if (line.type === 'charge')
-    return { paid: 'SUCCEEDED', declined: 'FAILED', expired: 'EXPIRED' }[line.status] ?? line.status;
-  return (
-    { sent: 'SUCCEEDED', returned: 'SUCCEEDED', rejected: 'FAILED', canceled: 'FAILED' }[line.status] ?? line.status
-  );
+/** The platform statuses a settlement line's channel status stands for. */
+function expectedStatuses(line: SettlementLine): readonly string[] {
+  if (line.type === 'return') return ['REFUNDED'];
+  if (line.type === 'charge') {
+    // A charge withdrawn at the platform's request: the merchant canceled the order, or it expired.
+    const charge: Record<string, readonly string[]> = {
+      paid: ['SUCCEEDED'],
+      declined: ['FAILED'],
+      expired: ['EXPIRED'],
+      canceled: ['CANCELED', 'EXPIRED'],
+    };
+    return charge[line.status] ?? [line.status];
+  }
+  // A payout that reached SUCCEEDED and was later returned still matches its day's "sent" line.
+  const transfer: Record<string, readonly string[]> = {
+    sent: ['SUCCEEDED', 'REFUNDED'],
+    returned: ['SUCCEEDED', 'REFUNDED'],
+    rejected: ['FAILED'],
+    canceled: ['FAILED'],
+  };
+  return transfer[line.status] ?? [line.status];
 }
 
-/** A payout that reached SUCCEEDED and was later returned still matches its day's "sent" line. */
 function sameStatus(line: SettlementLine, ours: string): boolean {
-  const expected = expectedStatus(line);
-  return expected === ours || (line.type === 'transfer' && expected === 'SUCCEEDED' && ours === 'REFUNDED');
+  return expectedStatuses(line).includes(ours);
 }
 
 interface BookRow {
@@ -88,7 +99,7 @@ interface BookRow {
 /**
  * Compares the file with our books for `channel` on `date` (YYYY-MM-DD, UTC): each line's order
  * is looked up (missing in books, status, amount); every order of that channel final that day
- * (payments SUCCEEDED/FAILED/EXPIRED, payouts SUCCEEDED/FAILED, returns by their refund time)
+ * (payments SUCCEEDED/FAILED/EXPIRED/CANCELED, payouts SUCCEEDED/FAILED, returns by their refund time)
  * must have its line (missing in file).
  */
 export async function reconcile(
@@ -103,8 +114,8 @@ export async function reconcile(
   const references = lines.map((line) => line.reference);
   const books = await db.query<BookRow>(
     `SELECT 'charge' AS type, order_no AS reference, status, currency, amount_minor, paid_amount_minor AS paid_minor,
-            (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED')) AS in_day
-       FROM payments WHERE channel = $1 AND (order_no = ANY($4::text[]) OR (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED')))
+            (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED')) AS in_day
+       FROM payments WHERE channel = $1 AND (order_no = ANY($4::text[]) OR (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED')))
      UNION ALL
      SELECT 'transfer', order_no, status, currency, amount_minor, NULL,
             (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'REFUNDED'))

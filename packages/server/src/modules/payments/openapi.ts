@@ -38,11 +38,16 @@ export const paymentPaths: Record<string, PathItem> = {
   '/api/v1/payments/cancel': {
     post: writeOperation({
       summary: 'Cancel a PENDING payment order',
-      description: 'PENDING → CANCELED, with a CANCELED webhook. Canceling a CANCELED order returns it unchanged.',
+      description:
+        'PENDING → CANCELED, with a CANCELED webhook. Canceling a CANCELED order returns it unchanged. A payment routed to a channel is withdrawn at its channel first, so nothing can be paid there afterwards; if the payer paid or declined there first, the payment takes that state (with its webhook) and the cancel is INVALID_STATE.',
       tags: ['Payments'],
       plaintext: ref('PaymentRef'),
       data: ref('Payment'),
-      errors: { '404': 'ORDER_NOT_FOUND', '409': 'INVALID_STATE' },
+      errors: {
+        '404': 'ORDER_NOT_FOUND',
+        '409': 'INVALID_STATE',
+        '503': "CHANNEL_UNAVAILABLE: the payment's channel could not be reached; nothing changed, retry the cancel",
+      },
     }),
   },
   '/api/v1/payments/update': {

@@ -145,7 +145,7 @@ export class Payments {
     private readonly hooks: PaymentHooks = {},
     private readonly now: () => number = Date.now,
     /** Routing to channels; without it every payment is the built-in sandbox channel's. */
-    private readonly channels?: Pick<ChannelRegistry, 'routePayment'>,
+    private readonly channels?: Pick<ChannelRegistry, 'routePayment' | 'get'>,
   ) {
     this.createSchema = createPaymentRequest(webhookUrl(config));
     this.updateSchema = updatePaymentRequest(webhookUrl(config));
@@ -226,6 +226,7 @@ export class Payments {
         currency: row.currency,
         amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
         method: row.method,
+        expiresAt: row.expires_at.getTime(),
       });
     } catch (error) {
       if (!(error instanceof ChannelUnavailable)) throw error;
@@ -335,14 +336,50 @@ export class Payments {
     return statusTotals(this.db, 'payments', merchantId, range);
   }
 
-  /** PENDING → CANCELED, with its event. */
+  /**
+   * PENDING → CANCELED, with its event. A payment routed to a channel is withdrawn there first
+   * (outside the transaction: no lock is held across the call): a channel that cannot be reached
+   * refuses the cancel with CHANNEL_UNAVAILABLE and nothing changes; a payer who paid or declined
+   * at the channel first wins, the payment takes that state and the cancel is INVALID_STATE.
+   */
   async cancel(merchantId: bigint, ref: OrderRef): Promise<PaymentView> {
+    await this.withdrawAtChannel(merchantId, ref);
     return this.db.transaction(async (tx) => {
       const row = await this.find(tx, merchantId, ref, true);
       if (row.status === 'CANCELED') return this.view(row);
       if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payment cannot be canceled`);
       return this.view(await this.move(tx, row, 'CANCELED', {}));
     });
+  }
+
+  private async withdrawAtChannel(merchantId: bigint, ref: OrderRef): Promise<void> {
+    const row = await this.find(this.db, merchantId, ref);
+    if (row.channel === null || row.status !== 'PENDING') return;
+    const connector = this.channels?.get(row.channel);
+    if (!connector) throw channelUnavailable(row.channel);
+    if (!connector.cancelPayment) return;
+    let outcome: Awaited<ReturnType<NonNullable<Connector['cancelPayment']>>>;
+    try {
+      outcome = await connector.cancelPayment({ orderNo: row.order_no, channelTradeNo: row.channel_trade_no });
+    } catch (error) {
+      if (error instanceof ChannelUnavailable) throw channelUnavailable(connector.name);
+      throw error;
+    }
+    if (outcome.kind === 'final') {
+      const { state } = outcome;
+      await this.applyChannelReport(
+        merchantId,
+        {
+          orderNo: row.order_no,
+          status: state.status,
+          paidAmount: state.status === 'SUCCEEDED' ? state.paidAmount : undefined,
+          channelTradeNo: state.channelTradeNo,
+          payer: state.payer,
+          failureReason: state.status === 'FAILED' ? state.failureReason : undefined,
+        },
+        row.channel,
+      );
+    }
   }
 
   /** Changes attach and/or webhookUrl while the payment is not final. */
@@ -461,12 +498,16 @@ export class Payments {
     return updated;
   }
 
-  /** Expires PENDING payments whose time is up, at most `limit` per call; returns how many. */
+  /**
+   * Expires PENDING payments of the built-in sandbox channel whose time is up, at most `limit`
+   * per call; returns how many. A payment routed to another channel expires through polling
+   * (channels/polling.ts), which withdraws it at its channel first: the payer may have paid there.
+   */
   async expireDue(limit = 100): Promise<number> {
     return this.db.transaction(async (tx) => {
       // SKIP LOCKED: several sweepers (one per instance) share the work instead of queueing on it.
       const due = await tx.query<PaymentRow>(
-        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE status = 'PENDING' AND expires_at <= $1
+        `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE status = 'PENDING' AND expires_at <= $1 AND channel IS NULL
           ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
         [new Date(this.now()), limit],
       );

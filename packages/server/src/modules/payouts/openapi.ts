@@ -56,7 +56,7 @@ export const payoutPaths: Record<string, PathItem> = {
         '404': 'ORDER_NOT_FOUND',
         '409': 'INVALID_STATE',
         '503':
-          "CHANNEL_UNAVAILABLE: the payout's channel could not be reached; the payout stays PENDING, retry the confirm",
+          "CHANNEL_UNAVAILABLE: the payout's channel could not be reached; the payout stays PENDING with its reserve; retry the confirm (not a new payout). If the channel did take it and only its answer was lost, polling finds it there and the payout moves on to PROCESSING as the channel says.",
       },
     }),
   },

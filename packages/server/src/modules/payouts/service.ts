@@ -124,7 +124,7 @@ export class Payouts {
 
   constructor(
     private readonly db: Db,
-    private readonly config: Pick<Config, 'environment' | 'webhookAllowPrivate' | 'fees'>,
+    private readonly config: Pick<Config, 'environment' | 'webhookAllowPrivate' | 'fees' | 'channelPollAfterMs'>,
     private readonly ledger: Ledger,
     private readonly now: () => number = Date.now,
     /** Routing to channels; without it every payout is the built-in sandbox channel's. */
@@ -369,7 +369,10 @@ export class Payouts {
    * A channel-routed PENDING payout is sent to its channel before the confirm commits, so the
    * channel knows it when the confirm answers (idempotent there on orderNo: a retried confirm
    * sends it again harmlessly). A channel that cannot be reached leaves the payout PENDING and
-   * the confirm answers CHANNEL_UNAVAILABLE.
+   * the confirm answers CHANNEL_UNAVAILABLE: nothing changes, the merchant retries the confirm.
+   * A timeout cannot tell whether the channel took it, so the payout is also marked for polling
+   * (next_poll_at): if the channel has it after all, polling moves it on as the channel says
+   * (channels/polling.ts); if not, it stays PENDING.
    */
   private async sendToChannel(merchantId: bigint, ref: OrderRef) {
     if (!this.channels) return undefined;
@@ -393,8 +396,12 @@ export class Payouts {
       });
       return { connector, order: { ...order, channelTradeNo: answer.channelTradeNo ?? null }, ...answer };
     } catch (error) {
-      if (error instanceof ChannelUnavailable) throw channelUnavailable(connector.name);
-      throw error;
+      if (!(error instanceof ChannelUnavailable)) throw error;
+      await this.db.query(
+        `UPDATE payouts SET next_poll_at = $2 WHERE id = $1 AND status = 'PENDING' AND next_poll_at IS NULL`,
+        [row.id, new Date(this.now() + this.config.channelPollAfterMs)],
+      );
+      throw channelUnavailable(connector.name);
     }
   }
 
