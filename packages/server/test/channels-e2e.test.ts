@@ -839,6 +839,8 @@ for (const database of databases()) {
         before.filter((n) => n.orderNo === paid),
       );
       assert.equal(webhooksOf(world, target.orderNo).length, 0);
+      // Leave nothing open for the later cases (an expiry during the reconciliation would race it).
+      await world.shop.payments.cancel({ orderNo: target.orderNo });
     });
 
     it('production with a channel: routing, refusal of unrouted methods, the sandbox helpers absent', async () => {
@@ -873,6 +875,7 @@ for (const database of databases()) {
       assert.equal(payoutHelper.status, 404);
       assert.equal((await fetch(`${world.platformUrl}/cashier/${routed.orderNo}`)).status, 404);
       assert.equal((await world.shop.payments.query({ orderNo: routed.orderNo })).status, 'PENDING');
+      await world.shop.payments.cancel({ orderNo: routed.orderNo });
     });
 
     it('the simulator SIGKILLed mid-notification and restarted: nothing lost, nothing applied twice', async () => {
@@ -934,6 +937,13 @@ for (const database of databases()) {
         const view = await world.shop.payouts.query({ orderNo: payout.orderNo });
         assert.equal(view.status, 'PENDING');
         assert.deepEqual(await brl(world), start, 'the reserve is as it was');
+        // A payment create meets the same channel: refused, and no order is left behind.
+        const input = paymentOf(world.receiver.url, '8.00');
+        const createDown = await apiError(world.shop.payments.create(input, { retries: 0 }));
+        assert.equal(createDown.status, 503);
+        assert.equal(createDown.msg, 'CHANNEL_UNAVAILABLE');
+        const missing = await apiError(world.shop.payments.query({ merchantOrderNo: input.merchantOrderNo }));
+        assert.equal(missing.msg, 'ORDER_NOT_FOUND');
       } finally {
         world.psp = await startPsp(world.pspPort, world.pspDataDir);
       }
