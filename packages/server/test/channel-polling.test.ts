@@ -231,6 +231,46 @@ for (const database of databases()) {
       }
     });
 
+    it('a SUCCEEDED payout is still asked about for returns within the return window', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const merchant = await createMerchant(platform);
+        await fund(platform, merchant, '500.00');
+        const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payouts', payoutInput());
+        const orderNo = created.body.data?.orderNo as string;
+        assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
+        await routeTo(platform, 'payouts', orderNo);
+        const fake = fakeChannel();
+        const options = { channel: () => fake.channel, returnWindowMs: 3 * 86_400_000 };
+        platform.advance(POLL_AFTER + 1);
+        fake.answers.set(orderNo, { status: 'SUCCEEDED' });
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 1, failed: 0 });
+        // Sent, and its return notification never came: a later poll finds the return.
+        platform.advance(2 * POLL_AFTER + 1);
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 0, failed: 0 });
+        fake.answers.set(orderNo, { status: 'REFUNDED', refundNo: 'RT-late' });
+        platform.advance(4 * POLL_AFTER + 1);
+        assert.deepEqual(await pollOnce(platform.services, options), { queried: 1, applied: 1, failed: 0 });
+        assert.equal((await statusOf(platform, 'payouts', orderNo))?.status, 'REFUNDED');
+        const kinds = (await postingsOf(platform, orderNo)).map((p) => (p as { kind: string }).kind).sort();
+        assert.deepEqual(kinds, ['payout_reserve', 'payout_settle', 'refund']);
+
+        // Another SUCCEEDED payout, past the window: no longer asked about.
+        const old = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payouts', payoutInput());
+        const oldNo = old.body.data?.orderNo as string;
+        await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo: oldNo });
+        await routeTo(platform, 'payouts', oldNo);
+        platform.advance(POLL_AFTER + 1);
+        fake.answers.set(oldNo, { status: 'SUCCEEDED' });
+        assert.equal((await pollOnce(platform.services, options)).applied, 1);
+        platform.advance(3 * 86_400_000 + 1);
+        fake.answers.set(oldNo, { status: 'REFUNDED', refundNo: 'RT-too-late' });
+        assert.equal((await pollOnce(platform.services, options)).queried, 0);
+      } finally {
+        await platform.close();
+      }
+    });
+
     it('two workers polling at once query each due order once', async () => {
       const platform = await startTestPlatform({ database, config: { runWorkers: false } });
       try {

@@ -733,6 +733,19 @@ for (const database of databases()) {
         assert.equal((await world.shop.payouts.query({ orderNo: payout.orderNo })).status, 'FAILED');
         assert.deepEqual(await postingKinds(world, payout.orderNo), ['payout_release', 'payout_reserve']);
         assert.deepEqual(await postingKinds(world, payment.orderNo), ['payment']);
+
+        // A payout sent, then returned days later (here: once its SUCCEEDED is in): the return's
+        // notification is dropped too, and polling still finds it.
+        const returned = await world.shop.payouts.create(payoutOf(world.receiver.url, '25.00'));
+        await world.shop.payouts.confirm({ orderNo: returned.orderNo });
+        await mustControl(world, '/payouts/complete', { reference: returned.orderNo, status: 'SUCCEEDED' });
+        await webhook(world, returned.orderNo, 'SUCCEEDED', 4 * POLL_AFTER_MS + 10_000);
+        await mustControl(world, '/payouts/return', { reference: returned.orderNo });
+        const refund = await webhook(world, returned.orderNo, 'REFUNDED', 8 * POLL_AFTER_MS + 10_000);
+        assert.ok(refund.status === 'REFUNDED');
+        assert.equal(refund.refundAmount, '25.00');
+        assert.deepEqual(await postingKinds(world, returned.orderNo), ['payout_reserve', 'payout_settle', 'refund']);
+        assert.equal(world.relay.relay.seen.length, seenBefore, 'still no notification was sent');
       } finally {
         await mustControl(world, '/notifications', { mode: 'normal' });
       }

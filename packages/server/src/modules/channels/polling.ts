@@ -33,6 +33,11 @@ export interface PollOptions {
   readonly limit?: number;
   /** Longest wait between two queries of one order. */
   readonly maxBackoffMs?: number;
+  /**
+   * How long after it SUCCEEDED a payout is still asked about, for a return whose notification
+   * never came (default 7 days; at most one query per maxBackoffMs once backed off).
+   */
+  readonly returnWindowMs?: number;
 }
 
 interface Claimed {
@@ -65,9 +70,17 @@ export interface PollResult {
  * Payments: a PENDING payment is also due at its expiry (the backoff never carries its next poll
  * past it), when it is withdrawn at its channel rather than queried. Payouts: a PENDING payout
  * is polled only when a confirm could not tell whether the channel took it (next_poll_at set by
- * the confirm that met a channel down): the channel's answer decides.
+ * the confirm that met a channel down): the channel's answer decides. A SUCCEEDED payout is
+ * still polled for `returnWindowMs` after it succeeded: a return can come days later, and its
+ * notification may never come.
  */
-async function claim(services: Services, table: 'payments' | 'payouts', limit: number, maxBackoffMs: number) {
+async function claim(
+  services: Services,
+  table: 'payments' | 'payouts',
+  limit: number,
+  maxBackoffMs: number,
+  returnWindowMs: number,
+) {
   const payments = table === 'payments';
   const backoff = `$1::timestamptz + LEAST($2::float8 * power(2, LEAST(poll_attempts, 30)), $3::float8) * interval '1 millisecond'`;
   const next = payments
@@ -75,10 +88,11 @@ async function claim(services: Services, table: 'payments' | 'payouts', limit: n
     : backoff;
   const firstDue = payments
     ? `LEAST(created_at + $2::float8 * interval '1 millisecond', CASE WHEN status = 'PENDING' THEN expires_at END)`
-    : `confirmed_at + $2::float8 * interval '1 millisecond'`;
+    : `COALESCE(confirmed_at, finalized_at) + $2::float8 * interval '1 millisecond'`;
   const open = payments
     ? `status IN ('PENDING', 'PROCESSING')`
-    : `(status = 'PROCESSING' OR (status = 'PENDING' AND next_poll_at IS NOT NULL))`;
+    : `(status = 'PROCESSING' OR (status = 'PENDING' AND next_poll_at IS NOT NULL)
+        OR (status = 'SUCCEEDED' AND finalized_at > $1::timestamptz - $5::float8 * interval '1 millisecond'))`;
   const expired = payments ? `(status = 'PENDING' AND expires_at <= $1)` : 'false';
   const result = await services.db.query<Claimed>(
     `UPDATE ${table} SET poll_attempts = poll_attempts + 1, next_poll_at = ${next}
@@ -89,7 +103,13 @@ async function claim(services: Services, table: 'payments' | 'payouts', limit: n
          ORDER BY COALESCE(next_poll_at, ${firstDue}) LIMIT $4
            FOR UPDATE SKIP LOCKED)
       RETURNING id, order_no, merchant_id, channel, channel_trade_no, status, ${expired} AS expired`,
-    [new Date(services.now()), services.config.channelPollAfterMs, maxBackoffMs, limit],
+    [
+      new Date(services.now()),
+      services.config.channelPollAfterMs,
+      maxBackoffMs,
+      limit,
+      ...(payments ? [] : [returnWindowMs]),
+    ],
   );
   return result.rows;
 }
@@ -162,7 +182,7 @@ export async function pollOnce(services: Services, options: PollOptions): Promis
     ['payments', 'payment'],
     ['payouts', 'payout'],
   ] as const) {
-    const due = await claim(services, table, limit, maxBackoffMs);
+    const due = await claim(services, table, limit, maxBackoffMs, options.returnWindowMs ?? 7 * 86_400_000);
     for (const order of due) {
       const channel = options.channel(order.channel);
       if (!channel) continue;
