@@ -8,6 +8,7 @@
  * @module
  */
 import type * as wire from '@paygate/wire';
+import type { z } from 'zod';
 
 /** Decimal string in major units, e.g. `"125.50"`: no sign, no exponent, never a float. */
 export type Decimal = string;
@@ -95,26 +96,16 @@ export type LedgerEntry = wire.LedgerEntry;
 /** One page of a list, newest first. Pass `nextCursor` as `cursor` for the next page (`null` on the last). */
 export type Page<T> = wire.Page<T>;
 
-/** Filters of the order list endpoints. */
-export interface ListOrdersQuery<S extends string = string> {
-  status?: S;
-  /** Created at or after (Unix ms). */
-  from?: UnixMs;
-  /** Created at or before (Unix ms). */
-  to?: UnixMs;
-  /** 1 to 100, default 20. */
-  pageSize?: number;
-  cursor?: string;
-}
+/** The decoded query parameters of a wire query schema, all optional (the platform's defaults apply). */
+type Filters<Q extends z.ZodObject> = Partial<z.output<Q>>;
 
-/** Filters of `GET /api/v1/ledger/entries`. */
-export interface LedgerEntriesQuery {
-  currency?: Currency;
-  from?: UnixMs;
-  to?: UnixMs;
-  pageSize?: number;
-  cursor?: string;
-}
+/** Filters of the order list endpoints: status, creation time range (Unix ms, inclusive), page size 1 to 100 (default 20), cursor. */
+export type ListOrdersQuery<S extends string = string> = Omit<Filters<typeof wire.ListQuery>, 'status'> & {
+  status?: S;
+};
+
+/** Filters of `GET /api/v1/ledger/entries`: currency, posting time range (Unix ms), page size, cursor. */
+export type LedgerEntriesQuery = Omit<Filters<typeof wire.LedgerEntriesQuery>, 'currency'> & { currency?: Currency };
 
 /** Delivery state of a webhook event. */
 export type DeliveryStatus = wire.DeliveryStatus;
@@ -128,16 +119,8 @@ export type DeliveryAttempt = wire.DeliveryAttempt;
  */
 export type EventDelivery = wire.WebhookEvent;
 
-/** Filters of `GET /api/v1/events`. */
-export interface ListEventsQuery {
-  orderNo?: string;
-  /** Delivery status. */
-  status?: DeliveryStatus;
-  from?: UnixMs;
-  to?: UnixMs;
-  pageSize?: number;
-  cursor?: string;
-}
+/** Filters of `GET /api/v1/events`: orderNo, delivery status, creation time range (Unix ms), page size, cursor. */
+export type ListEventsQuery = Omit<Filters<typeof wire.EventListQuery>, 'status'> & { status?: DeliveryStatus };
 
 /** `POST /api/v1/sandbox/payments/simulate`: act as the payment channel would. */
 export type SimulatePaymentInput = wire.SimulatePaymentRequest;

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import { MAX_UNIX_MS } from '@paygate/wire';
+import type { z } from 'zod';
 import type { Config } from './config.js';
 import { type FieldError, validationFailed } from './errors.js';
 import { httpUrl } from './http/url.js';
@@ -51,34 +52,10 @@ export function parseQuery(rawQuery: string | undefined, allowed: readonly strin
   return values;
 }
 
-/** The latest instant time filters and cursors may name: 9999-12-31T23:59:59.999Z. */
-export const MAX_UNIX_MS = 253_402_300_799_999;
+// Query parameter schemas shared with the OpenAPI document (@paygate/wire).
+export { ListQuery as listQuery, MAX_UNIX_MS, pageSizeParam, unixMsParam } from '@paygate/wire';
 /** The largest row id (PostgreSQL bigint). */
 const MAX_ROW_ID = 2n ** 63n - 1n;
-
-/** A Unix time in milliseconds as a query parameter: plain decimal digits, 0 to year 9999. */
-export const unixMsParam = z
-  .string()
-  .regex(/^(0|[1-9][0-9]{0,14})$/, 'a Unix time in milliseconds (decimal digits)')
-  .transform(Number)
-  .refine((ms) => ms <= MAX_UNIX_MS, `at most ${MAX_UNIX_MS} (the end of year 9999)`);
-
-/** A page size as a query parameter: plain decimal digits, 1 to 100 (default 20). */
-export const pageSizeParam = z
-  .string()
-  .regex(/^[1-9][0-9]{0,2}$/, 'an integer from 1 to 100')
-  .transform(Number)
-  .refine((size) => size <= 100, 'an integer from 1 to 100')
-  .default(20);
-
-/** Query parameters shared by the list endpoints (values as `parseQuery` returns them). */
-export const listQuery = z.object({
-  status: z.string().max(20).optional(),
-  from: unixMsParam.optional(),
-  to: unixMsParam.optional(),
-  pageSize: pageSizeParam,
-  cursor: z.string().max(200).optional(),
-});
 
 /** `to` before `from` is refused rather than read as an empty range. */
 export function checkTimeRange(range: { from?: number | undefined; to?: number | undefined }): void {

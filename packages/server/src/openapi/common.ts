@@ -70,7 +70,8 @@ export function readOperation(options: {
   summary: string;
   description?: string;
   tags: string[];
-  query: { name: string; description: string; schema?: Schema; required?: boolean }[];
+  /** The query parameters, generated from the wire's query schema (`queryParameters`). */
+  query: Schema[];
   data: Schema;
   errors?: Record<string, string>;
 }): Record<string, unknown> {
@@ -79,16 +80,7 @@ export function readOperation(options: {
     ...(options.description ? { description: options.description } : {}),
     tags: options.tags,
     security: [{ merchantSignature: [] }],
-    parameters: [
-      ...READ_HEADERS,
-      ...options.query.map((q) => ({
-        name: q.name,
-        in: 'query',
-        required: q.required ?? false,
-        description: q.description,
-        schema: q.schema ?? { type: 'string' },
-      })),
-    ],
+    parameters: [...READ_HEADERS, ...options.query],
     responses: {
       '200': { description: 'SUCCESS', content: { 'application/json': { schema: successOf(options.data) } } },
       ...errorCodes(options.errors ?? {}),
@@ -120,14 +112,6 @@ export const WRITE_HEADERS = [
 ];
 
 export const READ_HEADERS = SIGNATURE_HEADERS;
-
-export const listQueryParameters = (statuses: readonly string[]) => [
-  { name: 'status', description: 'Only orders in this state', schema: { type: 'string', enum: [...statuses] } },
-  { name: 'from', description: 'Created at or after (Unix ms)', schema: { type: 'integer' } },
-  { name: 'to', description: 'Created at or before (Unix ms)', schema: { type: 'integer' } },
-  { name: 'pageSize', description: '1 to 100, default 20', schema: { type: 'integer', minimum: 1, maximum: 100 } },
-  { name: 'cursor', description: 'nextCursor of the previous page' },
-];
 
 export const page = (item: Schema): Schema => ({
   type: 'object',

@@ -1,13 +1,15 @@
+import { BalancesQuery } from '@paygate/wire';
 import type { FastifyInstance } from 'fastify';
 import { success } from '../../http/errors.js';
 import { merchantOf, rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
-import { parseQuery } from '../../validation.js';
+import { parseInput, parseQuery } from '../../validation.js';
 
 /** `GET /api/v1/balances?currency=…`: available and reserved per currency. */
 export function balanceRoutes(api: FastifyInstance, { balances }: Services): void {
   api.get('/balances', async (request) => {
-    const { currency } = parseQuery(rawTarget(request).query, ['currency']);
+    const query = parseQuery(rawTarget(request).query, Object.keys(BalancesQuery.shape));
+    const { currency } = parseInput(BalancesQuery, query);
     return success(await balances.list(merchantOf(request).id, currency));
   });
 }

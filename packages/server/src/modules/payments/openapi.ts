@@ -1,5 +1,5 @@
-import { PAYMENT_STATUSES } from '@paygate/wire';
-import { listQueryParameters, type PathItem, page, readOperation, ref, writeOperation } from '../../openapi/common.js';
+import { orderLookupQuery, PaymentListQuery, queryParameters } from '@paygate/wire';
+import { type PathItem, page, readOperation, ref, writeOperation } from '../../openapi/common.js';
 
 export const paymentPaths: Record<string, PathItem> = {
   '/api/v1/payments': {
@@ -19,10 +19,7 @@ export const paymentPaths: Record<string, PathItem> = {
     get: readOperation({
       summary: 'Query a payment order',
       tags: ['Payments'],
-      query: [
-        { name: 'orderNo', description: 'Platform order number (or merchantOrderNo; exactly one non-empty)' },
-        { name: 'merchantOrderNo', description: 'Merchant order number' },
-      ],
+      query: queryParameters(orderLookupQuery('P')),
       data: ref('Payment'),
       errors: { '404': 'ORDER_NOT_FOUND' },
     }),
@@ -31,7 +28,7 @@ export const paymentPaths: Record<string, PathItem> = {
     get: readOperation({
       summary: 'List payment orders, newest first',
       tags: ['Payments'],
-      query: listQueryParameters(PAYMENT_STATUSES),
+      query: queryParameters(PaymentListQuery),
       data: page(ref('Payment')),
     }),
   },

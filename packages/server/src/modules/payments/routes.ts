@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import { orderRefOf, PaymentRef } from '@paygate/wire';
+import { orderLookupQuery, PaymentListQuery, PaymentRef } from '@paygate/wire';
 import { success } from '../../http/errors.js';
 import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
-import { listQuery, type OrderRef, parseInput, parseQuery } from '../../validation.js';
+import { type OrderRef, parseInput, parseQuery } from '../../validation.js';
 
 /** `?orderNo=…` or `?merchantOrderNo=…` (exactly one non-empty). */
 export function refFromQuery(rawQuery: string | undefined, prefix: 'P' | 'W'): OrderRef {
   const query = parseQuery(rawQuery, ['orderNo', 'merchantOrderNo']);
-  return parseInput(orderRefOf(prefix), query) as OrderRef;
+  return parseInput(orderLookupQuery(prefix), query) as OrderRef;
 }
 
-export const LIST_PARAMETERS = ['status', 'from', 'to', 'pageSize', 'cursor'] as const;
+export const LIST_PARAMETERS = Object.keys(PaymentListQuery.shape);
 
 /** Payment order endpoints of the merchant API (decisions.md, Endpoints). */
 export function paymentRoutes(api: FastifyInstance, { payments }: Services): void {
@@ -25,7 +25,7 @@ export function paymentRoutes(api: FastifyInstance, { payments }: Services): voi
   );
 
   api.get('/payments/list', async (request) => {
-    const filters = parseInput(listQuery, parseQuery(rawTarget(request).query, LIST_PARAMETERS));
+    const filters = parseInput(PaymentListQuery, parseQuery(rawTarget(request).query, LIST_PARAMETERS));
     return success(await payments.list(merchantOf(request).id, filters));
   });
 

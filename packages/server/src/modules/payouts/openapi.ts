@@ -1,10 +1,7 @@
-import { PAYOUT_STATUSES } from '@paygate/wire';
-import { listQueryParameters, type PathItem, page, readOperation, ref, writeOperation } from '../../openapi/common.js';
+import { orderLookupQuery, PayoutListQuery, queryParameters } from '@paygate/wire';
+import { type PathItem, page, readOperation, ref, writeOperation } from '../../openapi/common.js';
 
-const orderQuery = [
-  { name: 'orderNo', description: 'Platform order number (or merchantOrderNo; exactly one non-empty)' },
-  { name: 'merchantOrderNo', description: 'Merchant order number' },
-];
+const orderQuery = queryParameters(orderLookupQuery('W'));
 
 export const payoutPaths: Record<string, PathItem> = {
   '/api/v1/payouts': {
@@ -31,7 +28,7 @@ export const payoutPaths: Record<string, PathItem> = {
     get: readOperation({
       summary: 'List payout orders, newest first',
       tags: ['Payouts'],
-      query: listQueryParameters(PAYOUT_STATUSES),
+      query: queryParameters(PayoutListQuery),
       data: page(ref('Payout')),
     }),
   },

@@ -1,9 +1,9 @@
-import { PayoutRef } from '@paygate/wire';
+import { PayoutListQuery, PayoutRef } from '@paygate/wire';
 import type { FastifyInstance } from 'fastify';
 import { success } from '../../http/errors.js';
 import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
-import { listQuery, type OrderRef, parseInput, parseQuery } from '../../validation.js';
+import { type OrderRef, parseInput, parseQuery } from '../../validation.js';
 import { LIST_PARAMETERS, refFromQuery } from '../payments/routes.js';
 
 /** Payout order endpoints of the merchant API (decisions.md, Endpoints). */
@@ -18,7 +18,7 @@ export function payoutRoutes(api: FastifyInstance, { payouts }: Services): void 
   );
 
   api.get('/payouts/list', async (request) => {
-    const filters = parseInput(listQuery, parseQuery(rawTarget(request).query, LIST_PARAMETERS));
+    const filters = parseInput(PayoutListQuery, parseQuery(rawTarget(request).query, LIST_PARAMETERS));
     return success(await payouts.list(merchantOf(request).id, filters));
   });
 

@@ -1,4 +1,4 @@
-import { CURRENCIES, PAYMENT_METHODS } from '@paygate/wire';
+import { queryParameters, RatesQuery } from '@paygate/wire';
 import { type PathItem, readOperation, ref } from '../../openapi/common.js';
 
 export const ratePaths: Record<string, PathItem> = {
@@ -8,18 +8,7 @@ export const ratePaths: Record<string, PathItem> = {
       description:
         'The sandbox table is configurable with PAYGATE_FEES. method keeps only the currencies that accept it, with only that method; a currency with no such method gives an empty list.',
       tags: ['Rates'],
-      query: [
-        {
-          name: 'currency',
-          description: 'Only this currency',
-          schema: { type: 'string', enum: [...CURRENCIES] },
-        },
-        {
-          name: 'method',
-          description: 'Only this payment method',
-          schema: { type: 'string', enum: [...PAYMENT_METHODS] },
-        },
-      ],
+      query: queryParameters(RatesQuery),
       data: { type: 'array', items: ref('CurrencyRates') },
     }),
   },

@@ -1,13 +1,15 @@
+import { RatesQuery } from '@paygate/wire';
 import type { FastifyInstance } from 'fastify';
 import { success } from '../../http/errors.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
-import { parseQuery } from '../../validation.js';
+import { parseInput, parseQuery } from '../../validation.js';
 
 /** `GET /api/v1/rates?currency=…&method=…`: the fee table. */
 export function rateRoutes(api: FastifyInstance, { rates }: Services): void {
   api.get('/rates', async (request) => {
-    const { currency, method } = parseQuery(rawTarget(request).query, ['currency', 'method']);
+    const query = parseQuery(rawTarget(request).query, Object.keys(RatesQuery.shape));
+    const { currency, method } = parseInput(RatesQuery, query);
     return success(rates.table({ currency, method }));
   });
 }

@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES } from '@paygate/wire';
+import { EventListQuery, queryParameters } from '@paygate/wire';
 import { page, type PathItem, readOperation, ref, writeOperation } from '../../openapi/common.js';
 
 const DELIVERY_HEADERS = [
@@ -36,22 +36,7 @@ export const webhookPaths: Record<string, PathItem> = {
       description:
         'The merchant’s webhook events, newest first, with cursor paging. With orderNo, each event also carries its attemptLog.',
       tags: ['Webhooks'],
-      query: [
-        { name: 'orderNo', description: 'Only the events of this order (P… or W…)' },
-        {
-          name: 'status',
-          description: 'Delivery status',
-          schema: { type: 'string', enum: [...DELIVERY_STATUSES] },
-        },
-        { name: 'from', description: 'Created at or after (Unix ms)', schema: { type: 'integer' } },
-        { name: 'to', description: 'Created at or before (Unix ms)', schema: { type: 'integer' } },
-        {
-          name: 'pageSize',
-          description: '1 to 100, default 20',
-          schema: { type: 'integer', minimum: 1, maximum: 100 },
-        },
-        { name: 'cursor', description: 'nextCursor of the previous page' },
-      ],
+      query: queryParameters(EventListQuery),
       data: page(ref('WebhookEvent')),
     }),
   },
