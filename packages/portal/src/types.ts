@@ -39,74 +39,19 @@ export type Balance = wire.Balance;
 export type LedgerEntry = wire.LedgerEntry;
 /** A webhook event in the list across orders. */
 export type EventSummary = wire.WebhookEvent;
-
-export interface TimelineEntry {
-  at: number;
-  status: string;
-  label: string;
-}
-
-export interface Attempt {
-  at: number;
-  statusCode: number | null;
-  latencyMs: number | null;
-  responseExcerpt: string | null;
-  error: string | null;
-}
-
-export interface WebhookEvent {
-  eventId: string;
-  status: string;
-  webhookUrl: string;
-  createdAt: number;
-  body: string;
-  delivery: string;
-  nextAttemptAt?: number | null;
-  attempts: Attempt[];
-}
-
-export interface PaymentDetail {
-  payment: Payment;
-  charges: PaymentCharges;
-  failureReason: string | null;
-  timeline: TimelineEntry[];
-  events: WebhookEvent[];
-}
-
-export interface PayoutDetail {
-  payout: Payout;
-  receipt: Receipt;
-  timeline: TimelineEntry[];
-  events: WebhookEvent[];
-}
-
-export interface RejectedRequest {
-  requestId: string;
-  method: string;
-  path: string;
-  step: string;
-  reason: string;
-  signatureBase: string | null;
-  createdAt: number;
-}
+/** The order pages' views. */
+export type TimelineEntry = wire.TimelineEntry;
+export type Attempt = wire.PortalAttempt;
+export type WebhookEvent = wire.PortalOrderEvent;
+export type PaymentCharges = wire.PaymentCharges;
+export type PaymentDetail = wire.PaymentDetail;
+export type PayoutDetail = wire.PayoutDetail;
+export type RejectedRequest = wire.RejectedRequest;
+export type StatusTotal = wire.StatusTotal;
 
 /** A list page with the number of every match (not only this page's). */
 export interface CountedPage<T> extends Page<T> {
   total: number;
-}
-
-export interface PaymentCharges {
-  fee: string;
-  net: string;
-  /** Booked in the ledger (SUCCEEDED); otherwise what the rate table would charge. */
-  booked: boolean;
-}
-
-export interface StatusTotal {
-  status: string;
-  currency: string;
-  count: number;
-  amount: string;
 }
 
 export interface Overview {

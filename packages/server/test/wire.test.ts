@@ -15,12 +15,16 @@ import {
   PaymentEvent,
   Payout,
   PayoutEvent,
+  PaymentDetail,
+  PayoutDetail,
   PayoutReceipt,
+  RejectedRequest,
   WebhookEvent,
   WebhookKeys,
 } from '@paygate/wire';
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
+  buildRead,
   createMerchant,
   databases,
   get,
@@ -30,6 +34,7 @@ import {
   type TestMerchant,
   type TestPlatform,
 } from './harness.js';
+import { PortalClient, portalUser } from './portal-harness.js';
 
 /** `value` parses under `schema` and parsing drops nothing: no member the schema does not declare. */
 function assertWire(schema: z.ZodType, value: unknown, what: string): void {
@@ -155,6 +160,23 @@ for (const database of databases()) {
 
       const keys = (await (await fetch(`${platform.url}/.well-known/paygate/webhook-keys`)).json()) as unknown;
       assertWire(WebhookKeys, keys, 'published webhook keys');
+
+      // The portal API's order pages, read by the portal web app with the same types.
+      const user = await portalUser(platform, merchant);
+      const portal = await PortalClient.signIn(platform, user.email, user.password);
+      const paymentPage = await portal.get(`/portal/api/payments/${orderNo}`);
+      assert.equal(paymentPage.status, 200, paymentPage.text);
+      assertWire(PaymentDetail, paymentPage.body.data, 'portal payment page');
+      const payoutPage = await portal.get(`/portal/api/payouts/${payoutNo}`);
+      assert.equal(payoutPage.status, 200, payoutPage.text);
+      assertWire(PayoutDetail, payoutPage.body.data, 'portal payout page');
+      const forged = buildRead(merchant, '/api/v1/balances', undefined, platform.services.now());
+      forged.headers.signature = `merchant=:${Buffer.alloc(64).toString('base64')}:`;
+      assert.equal((await fetch(`${platform.url}/api/v1/balances`, { headers: forged.headers })).status, 401);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const rejected = await portal.get('/portal/api/rejected-requests');
+      assert.ok(Array.isArray(rejected.body.data) && rejected.body.data.length > 0, rejected.text);
+      assertWire(z.array(RejectedRequest), rejected.body.data, 'rejected requests');
     });
   });
 }

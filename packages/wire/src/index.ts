@@ -10,6 +10,7 @@ export * from './money.js';
 export * from './openapi.js';
 export * from './payments.js';
 export * from './payouts.js';
+export * from './portal.js';
 export * from './queries.js';
 export { component, components } from './registry.js';
 export * from './webhooks.js';

@@ -1,3 +1,4 @@
+import type { StatusTotal } from '@paygate/wire';
 import { checkTimeRange, decodeCursor, encodeCursor } from '../validation.js';
 import { scaleOf } from '../modules/catalog/catalog.js';
 import { formatAmount } from '../money.js';
@@ -105,13 +106,7 @@ export async function countRows(db: Queryable, query: CountQuery): Promise<numbe
 }
 
 /** One status and currency of an order table over a period: how many orders and their amount. */
-export interface StatusTotal {
-  readonly status: string;
-  readonly currency: string;
-  readonly count: number;
-  /** Decimal string in major units. */
-  readonly amount: string;
-}
+export type { StatusTotal };
 
 /** Orders of one merchant created in [from, to] by status and currency (`payments` or `payouts`). */
 export async function statusTotals(

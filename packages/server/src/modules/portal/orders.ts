@@ -1,39 +1,15 @@
+import type { PaymentDetail, PayoutDetail, PortalAttempt, PortalOrderEvent, TimelineEntry } from '@paygate/wire';
 import { orderNotFound } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { OrderRef } from '../../validation.js';
 import type { OrderType } from '../webhooks/outbox.js';
 import type { PaymentView } from '../payments/service.js';
-import type { PayoutReceipt, PayoutView } from '../payouts/service.js';
+import type { PayoutView } from '../payouts/service.js';
 
-/** One step of an order's life, newest last. */
-export interface TimelineEntry {
-  readonly at: number;
-  readonly status: string;
-  readonly label: string;
-}
-
-/** One delivery attempt of a webhook event. */
-export interface AttemptView {
-  readonly at: number;
-  readonly statusCode: number | null;
-  readonly latencyMs: number | null;
-  readonly responseExcerpt: string | null;
-  readonly error: string | null;
-}
-
-/** A webhook event of an order, with every delivery attempt. */
-export interface EventView {
-  readonly eventId: string;
-  readonly status: string;
-  readonly webhookUrl: string;
-  readonly createdAt: number;
-  /** The exact body sent (fixed at creation). */
-  readonly body: string;
-  /** pending, delivered or failed. */
-  readonly delivery: string;
-  readonly nextAttemptAt: number | null;
-  readonly attempts: readonly AttemptView[];
-}
+/** The order pages' views (the wire schemas of the portal API). */
+export type { PaymentDetail, PayoutDetail, TimelineEntry };
+export type AttemptView = PortalAttempt;
+export type EventView = PortalOrderEvent;
 
 const ORDER_NO = { PAYMENT: /^P[0-9]{18}$/, PAYOUT: /^W[0-9]{18}$/ } as const;
 
@@ -131,23 +107,6 @@ function finalLabel(status: string): string {
     default:
       return status;
   }
-}
-
-export interface PaymentDetail {
-  readonly payment: PaymentView;
-  /** The fee and net: booked on SUCCEEDED, else what the rate table would charge on the amount. */
-  readonly charges: { readonly fee: string; readonly net: string; readonly booked: boolean };
-  /** Why a FAILED payment failed, when the channel said. */
-  readonly failureReason: string | null;
-  readonly timeline: readonly TimelineEntry[];
-  readonly events: readonly EventView[];
-}
-
-export interface PayoutDetail {
-  readonly payout: PayoutView;
-  readonly receipt: PayoutReceipt;
-  readonly timeline: readonly TimelineEntry[];
-  readonly events: readonly EventView[];
 }
 
 /** A payment of the session's merchant, or ORDER_NOT_FOUND (also for other merchants' orders). */

@@ -1,3 +1,4 @@
+import type { RejectedRequest } from '@paygate/wire';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Config, Environment } from '../../config.js';
@@ -79,16 +80,8 @@ export interface PortalUserInfo {
   readonly createdAt: number;
 }
 
-/** A sandbox authentication failure, as the merchant sees it in the portal. */
-export interface RejectedRequestView {
-  readonly requestId: string;
-  readonly method: string;
-  readonly path: string;
-  readonly step: string;
-  readonly reason: string;
-  readonly signatureBase: string | null;
-  readonly createdAt: number;
-}
+/** A sandbox authentication failure, as the merchant sees it in the portal (the wire schema). */
+export type RejectedRequestView = RejectedRequest;
 
 /**
  * The CSRF token of a session: an HMAC of the session token, so it needs no storage, is stable
