@@ -110,7 +110,9 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     }
   });
   const openapi = readFileSync(OPENAPI_PATH, 'utf8');
-  app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(openapi));
+  app.get('/openapi.json', { exposeHeadRoute: true }, async (_request, reply) =>
+    reply.type('application/json').send(openapi),
+  );
   docsRoutes(app);
   publishedKeyRoutes(app, services);
   metricsRoutes(app, services);

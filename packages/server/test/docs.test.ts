@@ -42,6 +42,21 @@ for (const database of databases()) {
       assert.ok((await bundle.arrayBuffer()).byteLength > 100_000);
     });
 
+    for (const path of ['/', '/docs', '/docs/scalar.js', '/openapi.json']) {
+      it(`HEAD ${path} answers as GET does, without a body`, async () => {
+        const got = await fetch(`${platform.url}${path}`);
+        const bytes = Buffer.from(await got.arrayBuffer());
+        const head = await fetch(`${platform.url}${path}`, { method: 'HEAD' });
+        assert.equal(head.status, 200);
+        for (const name of ['content-type', 'content-security-policy', 'x-content-type-options', 'cache-control']) {
+          assert.equal(head.headers.get(name), got.headers.get(name), name);
+        }
+        assert.equal(head.headers.get('content-length'), String(bytes.byteLength));
+        assert.match(head.headers.get('request-id') ?? '', /^req_/);
+        assert.equal((await head.arrayBuffer()).byteLength, 0);
+      });
+    }
+
     for (const [method, path] of [
       ['GET', '/nope'],
       ['HEAD', '/nope'],

@@ -82,14 +82,17 @@ function html(reply: FastifyReply, page: string, csp: string): FastifyReply {
     .send(page);
 }
 
+/** HEAD answers as GET does, without the body (the app turns automatic HEAD routes off). */
+const WITH_HEAD = { exposeHeadRoute: true } as const;
+
 /** `/` (links to the portal, the reference and the document) and the API reference at `/docs`. */
 export function docsRoutes(app: FastifyInstance): void {
   const bundle = readFileSync(SCALAR_BUNDLE);
-  app.get('/', async (_request, reply) =>
+  app.get('/', WITH_HEAD, async (_request, reply) =>
     html(reply, HOME_PAGE, "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"),
   );
-  app.get('/docs', async (_request, reply) => html(reply, DOCS_PAGE, DOCS_CSP));
-  app.get('/docs/scalar.js', async (_request, reply) =>
+  app.get('/docs', WITH_HEAD, async (_request, reply) => html(reply, DOCS_PAGE, DOCS_CSP));
+  app.get('/docs/scalar.js', WITH_HEAD, async (_request, reply) =>
     reply
       .header('cache-control', 'public, max-age=3600')
       .header('x-content-type-options', 'nosniff')
