@@ -32,6 +32,15 @@ export function webhookUrl(config: Pick<Config, 'environment' | 'webhookAllowPri
 }
 
 /**
+ * Where the payer's browser is sent back to (a payment's returnUrl): the same URL rule as a
+ * webhook URL (https only in production, at most 2048 characters, stored normalized). The SSRF
+ * guard does not apply: the platform never calls it, the payer's browser does.
+ */
+export function returnUrl(config: Pick<Config, 'environment'>) {
+  return httpUrl({ httpsOnly: config.environment === 'production', maxLength: 2048 });
+}
+
+/**
  * Parses a raw query string against the endpoint's public parameters: every name must be listed,
  * none may repeat, none may be empty (`?a=` and `?a` are refused, not read as absent). Values
  * are never echoed in errors (they are not logged either).

@@ -59,6 +59,22 @@ export const webhookUrlInput = z.string().max(2048, 'at most 2048 characters').m
 /** A schema for a webhookUrl input: `webhookUrlInput`, or the server's configured rule. */
 export type WebhookUrlSchema = z.ZodType<string, string>;
 
+/**
+ * The shape of a payment's returnUrl in create requests. The server checks the URL rule (http/url.ts,
+ * without the SSRF guard) with its configuration in the schema it passes instead of this one.
+ */
+export const returnUrlInput = z.string().max(2048, 'at most 2048 characters').meta({
+  format: 'uri',
+  description:
+    'Optional. Where the sandbox cashier page sends the payer’s browser after paying or failing, and when the payer opens an order that is already final: an absolute http(s) URL (https only in production) without control characters, whitespace, credentials or fragment, stored normalized as webhookUrl is (400 VALIDATION_FAILED, field returnUrl, otherwise). The SSRF rules do not apply: the platform never calls it. `orderNo`, `merchantOrderNo` and `status` are appended to its query (after any parameters it already has), e.g. `https://shop.example/thanks?cart=8812&orderNo=P202601010000000001&merchantOrderNo=M-1&status=SUCCEEDED`. They are not signed: show the payer the status, but fulfil only on the webhook or the query API. Part of the create: a repeat with another returnUrl is DUPLICATE_ORDER.',
+});
+
+/** A returnUrl in payment views: the normalized form that was stored. */
+export const returnUrlOutput = z.string().meta({
+  format: 'uri',
+  description: 'Where the payer is sent after paying or failing (normalized); absent when the create gave none',
+});
+
 /** A webhookUrl in order views: the normalized form that was stored. */
 export const webhookUrlOutput = z.string().meta({
   format: 'uri',

@@ -11,6 +11,8 @@ import {
   unixMs,
   updateOrderOf,
   type WebhookUrlSchema,
+  returnUrlInput,
+  returnUrlOutput,
   webhookUrlInput,
   webhookUrlOutput,
 } from './common.js';
@@ -85,6 +87,7 @@ export const Payment = component(
     paymentMethod: z.object({ code: PaymentMethodCode }),
     webhookUrl: webhookUrlOutput,
     attach: z.string().optional(),
+    returnUrl: returnUrlOutput.optional(),
     cashierUrl: z.string().meta({
       format: 'uri',
       description:
@@ -102,8 +105,11 @@ export const Payment = component(
 );
 export type Payment = z.output<typeof Payment>;
 
-/** `POST /api/v1/payments`, with the server's webhookUrl rule in place of the shape. */
-export const createPaymentRequest = (webhookUrl: WebhookUrlSchema = webhookUrlInput) =>
+/** `POST /api/v1/payments`, with the server's webhookUrl and returnUrl rules in place of the shapes. */
+export const createPaymentRequest = (
+  webhookUrl: WebhookUrlSchema = webhookUrlInput,
+  returnUrl: WebhookUrlSchema = returnUrlInput,
+) =>
   z
     .object({
       merchantOrderNo: merchantOrderNo.meta({ description: 'Creates deduplicate on this alone' }),
@@ -116,6 +122,7 @@ export const createPaymentRequest = (webhookUrl: WebhookUrlSchema = webhookUrlIn
       }),
       webhookUrl,
       attach: attach.optional(),
+      returnUrl: returnUrl.optional(),
     })
     .meta({ description: 'Unknown members are ignored (payer details in particular are never taken from here).' });
 export const CreatePaymentRequest = component('CreatePaymentRequest', createPaymentRequest());

@@ -93,6 +93,11 @@ export function renderCashierPage(page: CashierPage): string {
     }`;
   };
   const otherErrors = (page.errors ?? []).filter((e) => !['name', 'documentNumber'].some((f) => e.field.endsWith(f)));
+  const returnHost = payment.returnUrl === undefined ? undefined : new URL(payment.returnUrl).host;
+  const returnNote =
+    returnHost === undefined
+      ? ''
+      : `\n<p class="hint" data-testid="return">Then you return to <strong>${escapeHtml(returnHost)}</strong>.</p>`;
   const form = page.open
     ? `<form method="post" action="/cashier/${escapeHtml(payment.orderNo)}" novalidate>
 ${otherErrors.map((e) => `<p class="error" role="alert">${escapeHtml(e.message)}</p>`).join('\n')}
@@ -101,7 +106,7 @@ ${field('documentNumber', 'Document number', 'Letters, digits, dots, dashes or s
 <div class="actions">
 <button class="pay" type="submit" name="action" value="pay">Pay ${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)}</button>
 <button class="fail" type="submit" name="action" value="fail">Make it fail</button>
-</div>
+</div>${returnNote}
 </form>`
     : '';
   const payer = payment.payer

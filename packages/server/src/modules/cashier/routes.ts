@@ -2,19 +2,57 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode, type FieldError } from '../../errors.js';
 import { withErrorStatus } from '../../http/errors.js';
 import type { Services } from '../../services.js';
-import type { PaymentView } from '../payments/service.js';
+import { isFinalPayment, type PaymentView } from '../payments/service.js';
 import { escapeHtml, renderCashierPage } from './page.js';
 
 const ORDER_NO = /^P[0-9]{18}$/;
 
-/** The page's own inline styles and same-origin form posts; nothing else, and never framed. */
-const CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/**
+ * The page's own inline styles and same-origin form posts; nothing else, and never framed. A
+ * payment with a returnUrl may also post to that URL's origin: browsers hold the redirect that
+ * follows the form post (303 to returnUrl) to form-action.
+ */
+function csp(payment?: PaymentView): string {
+  const returnOrigin = payment?.returnUrl === undefined ? '' : ` ${formActionSource(payment.returnUrl)}`;
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${returnOrigin}; frame-ancestors 'none'; base-uri 'none'`;
+}
+
+/**
+ * A CSP source for a returnUrl's origin: the origin itself (host names, as WHATWG normalized
+ * them, are letters, digits, dots and hyphens), or just its scheme when the host cannot be
+ * written as a CSP host source (an IPv6 literal).
+ */
+function formActionSource(returnUrl: string): string {
+  const url = new URL(returnUrl);
+  return /^[a-z0-9.-]+$/.test(url.hostname) ? url.origin : url.protocol;
+}
+
+/**
+ * Where a payer goes back to once the payment is final: its returnUrl with orderNo,
+ * merchantOrderNo and status appended after any query parameters the URL already has (kept as
+ * they are). None without a returnUrl or while the payment can still move.
+ */
+export function returnLocation(payment: PaymentView): string | undefined {
+  if (payment.returnUrl === undefined || !isFinalPayment(payment.status)) return undefined;
+  const url = new URL(payment.returnUrl);
+  const ours = new URLSearchParams({
+    orderNo: payment.orderNo,
+    merchantOrderNo: payment.merchantOrderNo,
+    status: payment.status,
+  }).toString();
+  url.search = url.search === '' ? ours : `${url.search.slice(1)}&${ours}`;
+  return url.href;
+}
 
 /** A page; with a failure code, the page answers that code's catalogue status. */
-function htmlReply(reply: FastifyReply, failure: ErrorCode | undefined, html: string): FastifyReply {
+function htmlReply(
+  reply: FastifyReply,
+  failure: ErrorCode | undefined,
+  html: string,
+  payment?: PaymentView,
+): FastifyReply {
   return (failure === undefined ? reply : withErrorStatus(reply, failure))
-    .header('content-security-policy', CSP)
+    .header('content-security-policy', csp(payment))
     .header('cache-control', 'no-store')
     .header('referrer-policy', 'no-referrer')
     .header('x-content-type-options', 'nosniff')
@@ -38,8 +76,9 @@ interface Loaded {
  * The sandbox cashier page at each payment's `cashierUrl` (`/cashier/:orderNo`): it shows the
  * amount, currency and method, and the payer pays (SUCCEEDED, with the payer's name and document
  * number) or makes the payment fail, exactly as the channel would report it — the order moves,
- * the ledger is credited and the webhook event is written in one transaction. Registered only in
- * the sandbox: in production the path does not exist.
+ * the ledger is credited and the webhook event is written in one transaction. With a returnUrl,
+ * the payer is then sent back to the shop (303), as on opening a payment that is already final.
+ * Registered only in the sandbox: in production the path does not exist.
  */
 export function cashierRoutes(app: FastifyInstance, services: Services): void {
   const { payments } = services;
@@ -68,12 +107,18 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
       environment: services.config.environment,
       ...extra,
     });
+  /** The cashier page, or the payer sent back to the shop when the payment is final and has a returnUrl. */
+  const show = (reply: FastifyReply, failure: ErrorCode | undefined, loaded: Loaded) => {
+    const location = returnLocation(loaded.payment);
+    if (location !== undefined) return reply.header('cache-control', 'no-store').redirect(location, 303);
+    return htmlReply(reply, failure, page(loaded, {}), loaded.payment);
+  };
 
   app.get('/cashier/:orderNo', async (request, reply) => {
     const { orderNo } = request.params as { orderNo: string };
     const loaded = await load(orderNo);
     if (!loaded) return htmlReply(reply, 'ORDER_NOT_FOUND', notFoundPage(orderNo));
-    return htmlReply(reply, undefined, page(loaded, {}));
+    return show(reply, undefined, loaded);
   });
 
   app.post('/cashier/:orderNo', async (request: FastifyRequest, reply) => {
@@ -88,12 +133,13 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
         reply,
         'CSRF_REJECTED',
         page(loaded, { errors: [{ field: 'form', message: 'Cross-site form refused.' }] }),
+        loaded.payment,
       );
     }
     const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
     const action = form.get('action');
     const values = { name: (form.get('name') ?? '').trim(), documentNumber: (form.get('documentNumber') ?? '').trim() };
-    if (!isOpen(loaded.payment)) return htmlReply(reply, 'INVALID_STATE', page(loaded, {}));
+    if (!isOpen(loaded.payment)) return show(reply, 'INVALID_STATE', loaded);
 
     const errors: FieldError[] = [];
     if (action !== 'pay' && action !== 'fail') errors.push({ field: 'form', message: 'Choose pay or fail.' });
@@ -101,14 +147,17 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
     if (action === 'pay' && values.documentNumber === '') {
       errors.push({ field: 'documentNumber', message: 'Enter the payer’s document number.' });
     }
-    if (errors.length > 0) return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, { values, errors }));
+    if (errors.length > 0) {
+      return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, { values, errors }), loaded.payment);
+    }
 
     const payer = {
       ...(values.name !== '' ? { name: values.name } : {}),
       ...(values.documentNumber !== '' ? { documentNumber: values.documentNumber } : {}),
     };
+    let moved: PaymentView;
     try {
-      await payments.applyChannelReport(loaded.merchantId, {
+      moved = await payments.applyChannelReport(loaded.merchantId, {
         orderNo,
         status: action === 'pay' ? 'SUCCEEDED' : 'FAILED',
         ...(action === 'fail' ? { failureReason: 'The payer declined on the sandbox cashier page' } : {}),
@@ -116,15 +165,15 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
       });
     } catch (error) {
       if (error instanceof DomainError && error.code === 'VALIDATION_FAILED') {
-        return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, { values, errors: [...error.fieldErrors] }));
+        const fieldErrors = [...error.fieldErrors];
+        return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, { values, errors: fieldErrors }), loaded.payment);
       }
       if (error instanceof DomainError && error.code === 'INVALID_STATE') {
-        const reloaded = (await load(orderNo)) ?? loaded;
-        return htmlReply(reply, 'INVALID_STATE', page(reloaded, {}));
+        return show(reply, 'INVALID_STATE', (await load(orderNo)) ?? loaded);
       }
       throw error;
     }
-    // Post/redirect/get: reloading the result page does not post again.
-    return reply.redirect(`/cashier/${orderNo}`, 303);
+    // Post/redirect/get: back to the shop (returnUrl), or to the result page, which a reload does not post again.
+    return reply.redirect(returnLocation(moved) ?? `/cashier/${orderNo}`, 303);
   });
 }

@@ -58,6 +58,7 @@ export interface ChannelPaymentOrder {
    * taking payment then too, so nothing is paid at the channel for an order expired here.
    */
   readonly expiresAt: number;
+  readonly returnUrl?: string | undefined;
 }
 
 /**

@@ -22,7 +22,7 @@ import {
   validationFailed,
 } from '../../errors.js';
 import { formatAmount, parseAmount } from '../../money.js';
-import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
+import { type OrderRef, parseInput, returnUrl, webhookUrl } from '../../validation.js';
 import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
@@ -68,6 +68,8 @@ export interface PaymentRow {
   channel: string | null;
   /** What the channel told the payer to do (JSON PayerAction); NULL for the sandbox channel. */
   payer_action: string | null;
+  /** Where the payer is sent after paying or failing (normalized); NULL when the merchant gave none. */
+  return_url: string | null;
 }
 
 /** The payer as the channel reported it; members and the object itself are omitted when unknown. */
@@ -105,14 +107,14 @@ export interface ListFilters {
 /** Every column of PaymentRow, listed so that prepared statements keep their shape. */
 const PAYMENT_COLUMNS = `id, order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
   status, paid_amount_minor, channel_trade_no, payer_name, payer_document, expires_at, created_at, updated_at, finalized_at,
-  failure_reason, channel, payer_action`;
+  failure_reason, channel, payer_action, return_url`;
 
 /** The hot statements of creating and reading payments, prepared once per connection. */
 const INSERT_PAYMENT = prepared(
   'payments_insert',
   `INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
-                         status, expires_at, created_at, updated_at, channel)
-   VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $10, $11)
+                         status, expires_at, created_at, updated_at, channel, return_url)
+   VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $10, $11, $12)
    ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
    RETURNING ${PAYMENT_COLUMNS}`,
 );
@@ -147,7 +149,7 @@ export class Payments {
     /** Routing to channels; without it every payment is the built-in sandbox channel's. */
     private readonly channels?: Pick<ChannelRegistry, 'routePayment' | 'get'>,
   ) {
-    this.createSchema = createPaymentRequest(webhookUrl(config));
+    this.createSchema = createPaymentRequest(webhookUrl(config), returnUrl(config));
     this.updateSchema = updatePaymentRequest(webhookUrl(config));
   }
 
@@ -172,6 +174,7 @@ export class Payments {
       expiresAt: row.expires_at.getTime(),
     };
     if (row.attach !== null) view.attach = row.attach;
+    if (row.return_url !== null) view.returnUrl = row.return_url;
     if (row.paid_amount_minor !== null) view.paidAmount = formatAmount(row.paid_amount_minor, scale);
     if (row.channel_trade_no !== null) view.channelTradeNo = row.channel_trade_no;
     const payer = payerOf(row);
@@ -227,6 +230,7 @@ export class Payments {
         amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
         method: row.method,
         expiresAt: row.expires_at.getTime(),
+        ...(row.return_url !== null ? { returnUrl: row.return_url } : {}),
       });
     } catch (error) {
       if (!(error instanceof ChannelUnavailable)) throw error;
@@ -264,6 +268,7 @@ export class Payments {
       new Date(now.getTime() + this.config.paymentExpiryMs),
       now,
       channel,
+      order.returnUrl ?? null,
     ]);
     const row = inserted.rows[0];
     if (row) {
@@ -277,7 +282,8 @@ export class Payments {
       existing.amount_minor === order.amountMinor &&
       existing.method === order.paymentMethod.code &&
       existing.webhook_url === order.webhookUrl &&
-      existing.attach === (order.attach ?? null);
+      existing.attach === (order.attach ?? null) &&
+      existing.return_url === (order.returnUrl ?? null);
     if (!same) throw duplicateOrder();
     // A retry of a create whose registration at the channel did not finish registers it now (idempotent there).
     if (connector && existing.channel !== null && existing.payer_action === null && existing.status === 'PENDING') {
