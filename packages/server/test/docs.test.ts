@@ -128,6 +128,27 @@ describe('/docs in Chromium', { skip: SKIP_BROWSER }, () => {
     assert.deepEqual(cspViolations, [], 'CSP violations');
   });
 
+  it('an operation shows its sealed plaintext and response examples, and links to the signing recipe', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${platform.url}/docs`, { waitUntil: 'networkidle' });
+    await page.getByRole('link', { name: 'Create a payment order' }).first().click();
+    await page.getByText('Sealed inside, for example').first().waitFor({ timeout: 20_000 });
+    const text = await page.locator('body').innerText();
+    assert.match(text, /"returnUrl": ?\n?\s*"https:\/\/merchant\.example\/checkout\/done\?cart=8812"/);
+    assert.match(text, /"orderNo": "P202601010000000001"/, 'the 200 example');
+    assert.match(text, /"keyId": "bk_vectors_1"/, 'the envelope example in the request sample');
+    await page.getByText('Sealed inside, for example').first().scrollIntoViewIfNeeded();
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    await page.screenshot({ path: join(RESULTS_DIR, 'docs-operation-examples.png') });
+    await page.getByRole('link', { name: 'Signing requests' }).first().click();
+    await page.waitForURL(/#description\/signing-requests$/);
+    const heading = page.getByRole('heading', { name: 'Signing requests' });
+    await heading.waitFor();
+    const box = await heading.boundingBox();
+    assert.ok(box && box.y >= 0 && box.y < 1000, `the recipe heading is in view (${JSON.stringify(box)})`);
+    await page.close();
+  });
+
   it('passes an axe-core audit (WCAG 2.1 A and AA)', async () => {
     const page = await browser.newPage();
     await page.goto(`${platform.url}/docs`, { waitUntil: 'networkidle' });

@@ -99,14 +99,17 @@ const header = (name: string, description: string, example?: string) => ({
 
 const SIGNATURE_HEADERS = [
   header('Merchant-Access-Key', 'The access key; selects the merchant public key', 'ak_test_3f9c2e71d04b8a56'),
-  header('Signature-Input', 'merchant=(<covered components>);created=…;expires=…;nonce="<uuid v4>";alg="ed25519"'),
-  header('Signature', 'merchant=:<base64 Ed25519 signature>:'),
+  header(
+    'Signature-Input',
+    '`merchant=(<covered components>);created=…;expires=…;nonce="<uuid v4>";alg="ed25519"` (see Signing requests)',
+  ),
+  header('Signature', '`merchant=:<base64 Ed25519 signature>:`'),
 ];
 
 export const WRITE_HEADERS = [
   header('Content-Type', 'application/json', 'application/json'),
   header('Content-Encryption', 'sealedbox-v1-x25519-xsalsa20poly1305', 'sealedbox-v1-x25519-xsalsa20poly1305'),
-  header('Content-Digest', 'sha-256=:<base64 SHA-256 of the wire body>:'),
+  header('Content-Digest', '`sha-256=:<base64 SHA-256 of the wire body>:`'),
   header('Idempotency-Key', 'UUID v4, for tracing only (creates deduplicate on merchantOrderNo)'),
   ...SIGNATURE_HEADERS,
 ];

@@ -7,6 +7,7 @@ import { payoutPaths } from '../modules/payouts/openapi.js';
 import { ratePaths } from '../modules/rates/openapi.js';
 import { webhookDeliveries, webhookPaths } from '../modules/webhooks/openapi.js';
 import type { PathItem } from './common.js';
+import { withExamples } from './merge-examples.js';
 import { SIGNING_RECIPE } from './signing.js';
 
 const paths: Record<string, PathItem> = {
@@ -47,8 +48,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       schemas: openApiComponents(),
     },
-    paths,
-    webhooks: webhookDeliveries,
+    ...withExamples(paths, webhookDeliveries),
   };
 }
 

@@ -3,13 +3,13 @@ import { page, type PathItem, readOperation, ref, writeOperation } from '../../o
 
 const DELIVERY_HEADERS = [
   ['Content-Type', 'application/json'],
-  ['Content-Digest', 'sha-256=:<base64 SHA-256 of the body bytes>:'],
+  ['Content-Digest', '`sha-256=:<base64 SHA-256 of the body bytes>:`'],
   ['Webhook-Event-Id', 'Equal to eventId in the body'],
   [
     'Signature-Input',
-    'platform=("@method" "@path" "@query" "content-type" "content-digest" "webhook-event-id");created=…;expires=…;nonce="<uuid v4>";keyid="<platform webhook key id>";alg="ed25519"',
+    '`platform=("@method" "@path" "@query" "content-type" "content-digest" "webhook-event-id");created=…;expires=…;nonce="<uuid v4>";keyid="<platform webhook key id>";alg="ed25519"`',
   ],
-  ['Signature', 'platform=:<base64 Ed25519 signature>:'],
+  ['Signature', '`platform=:<base64 Ed25519 signature>:`'],
 ].map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } }));
 
 const delivery = (summary: string, body: string) => ({
