@@ -9,8 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { boxKeyPairFrom, openEnvelope, parseEnvelope } from '@paygate/protocol';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { OPERATION_EXAMPLES } from '../src/openapi/examples.js';
 import { SIGNING_RECIPE_LINK } from '../src/openapi/merge-examples.js';
-import { startTestPlatform, type TestPlatform } from './harness.js';
+import { createMerchant, get, post, startTestPlatform, type TestPlatform } from './harness.js';
 
 // The body key's secret half from the shared protocol vectors (test data, not in the reference).
 const BODY_SECRET_KEY = 'Q+RTxyJzi12lTJg1MSP9T4CM7wDN9YtgCeDosF+ArN0=';
@@ -194,6 +195,32 @@ describe('examples in the served OpenAPI document', () => {
         `${name} does not link to the recipe`,
       );
     }
+  });
+
+  it('every VALIDATION_FAILED example is what the platform answers to its request', async () => {
+    const merchant = await createMerchant(platform);
+    const replayed: string[] = [];
+    for (const [operationId, examples] of Object.entries(OPERATION_EXAMPLES)) {
+      const [method, path] = examples.operation.split(' ') as [string, string];
+      const shown = Object.values(examples.responses['400'] ?? {})[0]?.value as { msg?: string } | undefined;
+      if (examples.invalid === undefined) {
+        // Channel notifications are authenticated with the channel's secret, not a merchant's.
+        assert.ok(
+          (method === 'GET' && shown === undefined) || path.startsWith('/channels/'),
+          `${operationId}: no invalid request`,
+        );
+        continue;
+      }
+      assert.equal(shown?.msg, 'VALIDATION_FAILED', operationId);
+      const answer =
+        'request' in examples.invalid
+          ? await post(platform, merchant, path, examples.invalid.request)
+          : await get(platform, merchant, path, examples.invalid.query || undefined);
+      assert.equal(answer.status, 400, `${operationId}: ${JSON.stringify(answer.body)}`);
+      assert.deepEqual(answer.body, shown, operationId);
+      replayed.push(operationId);
+    }
+    assert.equal(replayed.length, 19);
   });
 
   it('the validator is real: a wrong example is caught', () => {

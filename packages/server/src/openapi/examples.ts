@@ -25,6 +25,11 @@ export interface OperationExamples {
   readonly ciphertext?: string;
   /** Response examples by HTTP status, each by name. */
   readonly responses: Readonly<Record<string, Readonly<Record<string, Example>>>>;
+  /**
+   * The request that gets the 400 example: a write's plaintext, or a read's raw query. Not in the
+   * document: a test sends it to a running platform and expects exactly that answer.
+   */
+  readonly invalid?: { readonly request: unknown } | { readonly query: string };
 }
 
 /** Made-up but well-formed values shared by the examples. */
@@ -140,6 +145,7 @@ const invalidState = (message: string) => ({
 export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   createPayment: {
     operation: 'POST /api/v1/payments',
+    invalid: { request: { ...PAYMENT_CREATE, returnUrl: 'https://merchant.example/checkout/done#top' } },
     request: PAYMENT_CREATE,
     ciphertext:
       '/unlcjyxQsGIufwZaxCS1Ni3i6iGQuYNFR/Lnitl6lHQpVwcZU3s5fp5mXv6+U9LzAXhV/KIISlAh6r6HrULrdpaKm4SaYwI9GS8Nkl1KgbMl7tjGCjJpO+7GI5Aq3bZJzuWpEj1cTISxgsdEodC7l1mmi0H6rihuZbaUZBLiKIAdkmn6ljVAZyGKIM8RPvvCwECpD+6Rt1+W2s8ITVbxg5hl2FUE+rNB8FO8LeGicm2nunta1QKm5VP6IOOXRV7GyDRxl18XV7TaOKLxcAAYohJA9aCXbol2fnNrcjge4yphUTE+rQIZHYPeFWqzpb1s9xSGo9gt7YDFtzrVyrdggEofFXLq34LGLhF5hYELVkVO8FoGqb/6KAyTsddYHGFXyMC',
@@ -173,6 +179,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   getPayment: {
     operation: 'GET /api/v1/payments',
+    invalid: { query: '' },
     parameters: { orderNo: PAYMENT_NO },
     responses: {
       '200': { succeeded: { summary: 'A SUCCEEDED payment with its payer', value: ok(PAYMENT_SUCCEEDED) } },
@@ -187,6 +194,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   listPayments: {
     operation: 'GET /api/v1/payments/list',
+    invalid: { query: 'status=SUCCEEDED&pageSize=500' },
     parameters: { status: 'SUCCEEDED', from: T0, pageSize: 1 },
     responses: {
       '200': {
@@ -205,6 +213,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   cancelPayment: {
     operation: 'POST /api/v1/payments/cancel',
+    invalid: { request: { orderNo: PAYMENT_NO, merchantOrderNo: PAYMENT_CREATE.merchantOrderNo } },
     request: { orderNo: PAYMENT_NO },
     ciphertext:
       'zVn3zG58/TiqZ5SMHp+ADJbzMDZ4eQ5/xKdoF59p3hP5DkJMFEujOa+zZQiBF6J/BMN6XKp0MC1VDV3MAWQ4/RUsT/FHzSadGZrDDye4p7DQ',
@@ -227,6 +236,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   updatePayment: {
     operation: 'POST /api/v1/payments/update',
+    invalid: { request: { orderNo: PAYMENT_NO } },
     request: { orderNo: PAYMENT_NO, attach: 'cart=8812;gift=true' },
     ciphertext:
       'wOB93ajXudvosTE+Lz3vi2xZYYz7T4EgHDl5Rki5rkM8B1mx7X1lzyCqbkbhJuRtFpaTvnhzw5GcIV0Gg5c5E7UYdZjMaoff0oQZKaBfECKpwXqVP13WK2npilUfea9U6BVnQd249rmIZAJ6Obyl+w==',
@@ -249,6 +259,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   simulatePayment: {
     operation: 'POST /api/v1/sandbox/payments/simulate',
+    invalid: { request: { orderNo: PAYMENT_NO, status: 'PAID' } },
     request: {
       orderNo: PAYMENT_NO,
       status: 'SUCCEEDED',
@@ -276,6 +287,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   createPayout: {
     operation: 'POST /api/v1/payouts',
+    invalid: { request: { ...PAYOUT_CREATE, payee: { name: 'João Souza' } } },
     request: PAYOUT_CREATE,
     ciphertext:
       'N38gzNQr4qkd+PoUoVdeZuwAwhTOREYkK8e9nVX9uTyR/eUtd+VeEySHvhkd06VX5BxqvM5kwRC8cnsZm5OeXc0FNZTMPptiy8LjVWR/H98CcFtezSgR91tb6t2WHut2DflviX7Tjt5kAufcoSWbisNzgh1WPNMogBWfpGjPghHwSrpbDbYWUtKUwFtUu4QLds7ChGXGlPsNeYKcZ4RS4qDtAjuLH4XEVX+3V3yFX7C/UhdBQwaiyrv1LK9eRcmpMXpbyWMvzHWWeZDmI/xegztrFqZHpGmDfC8/wYNmLOTt4lCZz4MC3MPoiWdyCuR1FdLFd/w7FCzf6ZHO9YeH8UkhQIEkglBpwm1oarcvrV37dBH967AKGzTZ+eOVxIYS1F71yiEwVZVEsJAsA7JDKGU=',
@@ -302,6 +314,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   getPayout: {
     operation: 'GET /api/v1/payouts',
+    invalid: { query: `orderNo=${PAYMENT_NO}` },
     parameters: { merchantOrderNo: PAYOUT_CREATE.merchantOrderNo },
     responses: {
       '200': { succeeded: { summary: 'A SUCCEEDED payout', value: ok(PAYOUT_SUCCEEDED) } },
@@ -316,6 +329,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   listPayouts: {
     operation: 'GET /api/v1/payouts/list',
+    invalid: { query: `from=${T0}&to=${T0 - 1}` },
     parameters: { status: 'PROCESSING', pageSize: 20 },
     responses: {
       '200': { page: { summary: 'The last page', value: ok({ items: [PAYOUT_PROCESSING], nextCursor: null }) } },
@@ -329,6 +343,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   getPayoutReceipt: {
     operation: 'GET /api/v1/payouts/receipt',
+    invalid: { query: `orderNo=${PAYOUT_NO}&merchantOrderNo=${PAYOUT_CREATE.merchantOrderNo}` },
     parameters: { orderNo: PAYOUT_NO },
     responses: {
       '200': {
@@ -361,6 +376,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   confirmPayout: {
     operation: 'POST /api/v1/payouts/confirm',
+    invalid: { request: { orderNo: PAYMENT_NO } },
     request: { orderNo: PAYOUT_NO },
     ciphertext:
       'bAf3o3UOHf40qj2G737g45im+HUegVYbDi/37Pi2ZU5t4+/kwfHCJsoYlQcty2dIim936HjMwEef2g8Y3OAXRMq443J7I2mh+6uMpzkdwRwV',
@@ -387,6 +403,9 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   updatePayout: {
     operation: 'POST /api/v1/payouts/update',
+    invalid: {
+      request: { merchantOrderNo: PAYOUT_CREATE.merchantOrderNo, webhookUrl: 'merchant.example/hooks/payout' },
+    },
     request: { merchantOrderNo: PAYOUT_CREATE.merchantOrderNo, webhookUrl: 'https://merchant.example/hooks/payout' },
     ciphertext:
       '5OM7gWPzkbVtiUHlcUydDWG5rq5CHNfjG5R6esqdehd8wlrGUby1+Ql7gMIgZfAGNVwb9rytuFF/2qkcC83kIZRQpI5vd0bFbV5dIuqIKonG+QX5y04jPSYCClTu6WNxUwWuBi4ve8Q7M34g5tThEy7gs2QZHhG50FNCTjwzgrQ5ZzVEJEdGDVi5TQ==',
@@ -409,6 +428,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   simulatePayout: {
     operation: 'POST /api/v1/sandbox/payouts/simulate',
+    invalid: { request: { orderNo: PAYOUT_NO } },
     request: { orderNo: PAYOUT_NO, status: 'SUCCEEDED', channelTradeNo: 'CHWMWTJZ6TZ740125' },
     ciphertext:
       'aMNB1yFBfSSQipiMuYW7b8PNag7034xjJbYXqDhatwQlpOlwuU2b09tSu3qFq1cBBtZgAw9bpudO6dh0vGLry46A20kBi7iKvjtCh/lq6afG7QzYpwgEwYNQ9HGi8lYhyK/k+C2+Kgcz2qPCDxeFPCH+vX3glsmJ25M4Ug/6sGaceqSbM0D4Q335Yg==',
@@ -433,6 +453,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   returnPayout: {
     operation: 'POST /api/v1/sandbox/payouts/return',
+    invalid: { request: { orderNo: PAYOUT_NO, refundNo: 'RF 20260102' } },
     request: { orderNo: PAYOUT_NO, refundNo: 'RF-20260102-0001' },
     ciphertext:
       '1fb4UTEYrHPfkyC/Ci0zZ70iZl3sYK2SZI/lXWP3Y2rVaLchMU2FEpDJOXJ3L0LSqC4DhZV7q5SSt6+6R8VoDDrFkcSrkHYUxeljC7wgUBjdO4xngW6XLeJp6xVAJGXzShRN2wtoCKzMbU8Ia5kp',
@@ -450,6 +471,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   getBalances: {
     operation: 'GET /api/v1/balances',
+    invalid: { query: 'currency=XBT' },
     parameters: { currency: 'BRL' },
     responses: {
       '200': {
@@ -468,6 +490,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   getRates: {
     operation: 'GET /api/v1/rates',
+    invalid: { query: 'currency=XBT' },
     parameters: { currency: 'BRL' },
     responses: {
       '200': {
@@ -496,6 +519,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   listLedgerEntries: {
     operation: 'GET /api/v1/ledger/entries',
+    invalid: { query: 'cursor=bm90LWEtY3Vyc29y' },
     parameters: { currency: 'BRL', pageSize: 2 },
     responses: {
       '200': {
@@ -540,6 +564,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   listEvents: {
     operation: 'GET /api/v1/events',
+    invalid: { query: 'status=bounced' },
     parameters: { orderNo: PAYMENT_NO },
     responses: {
       '200': {
@@ -583,6 +608,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
   },
   resendEvent: {
     operation: 'POST /api/v1/events/resend',
+    invalid: { request: { eventId: 'evt_1' } },
     request: { eventId: EVENT_ID },
     ciphertext:
       '//zThIlnXsDVa3n/HALVX78FZU3uSLoB9RzZ3z836mNI3js6Nssf8tPJVEf0eYARilMJmSIwgST4ajh1vNWzYUoLIWjm1eE/NNnZeylJrMUnfjW+PgvxpV57bFc=',
