@@ -18,7 +18,7 @@ import {
 } from '../../server/test/harness.js';
 import { portalUser } from '../../server/test/portal-harness.js';
 import { type Received, type Receiver, startReceiver } from '../../server/test/receiver.js';
-import { axeViolations, ensurePortalBuilt, launchChromium, screenshot, textOf } from './browser.js';
+import { axeViolations, ensurePortalBuilt, launchChromium, screenshot, SKIP_BROWSER, textOf } from './browser.js';
 
 /** The Webhook-Event-Id a request carried (raw headers: name, value, name, value…). */
 function eventIdOf(request: Received): string | undefined {
@@ -58,7 +58,7 @@ interface Order {
   status: string;
 }
 
-describe('portal operations pages in Chromium', () => {
+describe('portal operations pages in Chromium', { skip: SKIP_BROWSER }, () => {
   let platform: TestPlatform;
   let browser: Browser;
   let receiver: Receiver;

@@ -149,6 +149,26 @@ describe('/docs in Chromium', { skip: SKIP_BROWSER }, () => {
     await page.close();
   });
 
+  it('/ links the portal, the reference and the document, and passes an axe-core audit', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${platform.url}/`);
+    await page.evaluate(`${readFileSync(AXE_SOURCE, 'utf8')}\n;0`);
+    const violations = (await page.evaluate(`axe
+      .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })
+      .then((r) => r.violations.map((v) => v.id + ': ' + v.nodes.map((n) => n.target.join(' ')).join(', ')))`)) as string[];
+    assert.deepEqual(violations, []);
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    await page.screenshot({ path: join(RESULTS_DIR, 'home.png') });
+    await page.getByRole('link', { name: 'API reference' }).click();
+    await page.waitForURL(`${platform.url}/docs`);
+    await page.getByText('Create a payment order').first().waitFor({ timeout: 20_000 });
+    await page.goBack();
+    await page.getByRole('link', { name: 'OpenAPI document (JSON)' }).click();
+    await page.waitForURL(`${platform.url}/openapi.json`);
+    assert.match(await page.locator('body').innerText(), /"openapi": "3\.1\.0"/);
+    await page.close();
+  });
+
   it('passes an axe-core audit (WCAG 2.1 A and AA)', async () => {
     const page = await browser.newPage();
     await page.goto(`${platform.url}/docs`, { waitUntil: 'networkidle' });
