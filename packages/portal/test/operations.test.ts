@@ -154,6 +154,8 @@ describe('portal operations pages in Chromium', { skip: SKIP_BROWSER }, () => {
     assert.equal(await detail('Net (if paid)'), '198.02 BRL');
     await page.getByRole('button', { name: 'Simulate PROCESSING' }).click();
     await page.getByText('The payment is now PROCESSING.').waitFor();
+    // The notice shows before the page has reloaded the order; PROCESSING's moves come with the reload.
+    await page.getByRole('button', { name: 'Simulate EXPIRED' }).waitFor({ state: 'detached' });
     assert.equal(await page.getByRole('button', { name: 'Simulate EXPIRED' }).count(), 0, 'PROCESSING cannot expire');
     await page.getByRole('button', { name: 'Simulate SUCCEEDED' }).click();
     await page.getByText('The payment is now SUCCEEDED.').waitFor();
