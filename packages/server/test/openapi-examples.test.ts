@@ -29,7 +29,8 @@ interface Operation {
   requestBody?: {
     description?: string;
     content: Record<string, Media>;
-    'x-plaintext'?: Json & { examples?: unknown[] };
+    'x-plaintext'?: Json;
+    'x-plaintext-examples'?: unknown[];
   };
   responses: Record<string, { content?: Record<string, Media> }>;
 }
@@ -107,7 +108,7 @@ describe('examples in the served OpenAPI document', () => {
       }
       const plaintext = body['x-plaintext'];
       if (!plaintext) continue;
-      const [sealed] = plaintext.examples ?? [];
+      const [sealed] = body['x-plaintext-examples'] ?? [];
       if (sealed === undefined) {
         problems.push(`${name}: no plaintext example`);
         continue;

@@ -622,7 +622,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       '400': {
         validationFailed: {
           summary: 'Not an event id',
-          value: invalid([{ field: 'eventId', message: 'an eventId (evt_…)' }]),
+          value: invalid([{ field: 'eventId', message: 'an event id: evt_ and 26 letters or digits' }]),
         },
       },
       '404': {

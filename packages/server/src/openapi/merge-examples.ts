@@ -1,6 +1,6 @@
 /**
  * Merges `examples.ts` into the document: the operationId, parameter examples, the request
- * example (for a sealed write: the envelope, and the plaintext as `x-plaintext` examples and shown
+ * example (for a sealed write: the envelope, and the plaintext as `x-plaintext-examples` and shown
  * in the body's description), a response example for every documented answer, and a link from
  * every signed operation to the signing recipe (shown once, in the introduction). Module
  * descriptions (`modules/<noun>/openapi.ts`) are left as they are; the result is new objects.
@@ -77,7 +77,8 @@ function operationWithExamples(operationId: string, operation: Operation, exampl
           },
           examples.operation,
         ),
-        'x-plaintext': { ...plaintext, examples: [examples.request] },
+        // Beside x-plaintext, which stays a bare $ref to its component.
+        'x-plaintext-examples': [examples.request],
       };
     } else {
       merged.requestBody = {
