@@ -232,6 +232,15 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       },
       '404': notFound,
       '409': invalidState('a SUCCEEDED payment cannot be canceled'),
+      '503': {
+        channelUnavailable: {
+          summary: 'The channel did not answer; nothing changed',
+          value: {
+            msg: 'CHANNEL_UNAVAILABLE',
+            message: 'the channel psp is unavailable; nothing was done, retry later',
+          },
+        },
+      },
     },
   },
   updatePayment: {
