@@ -1,33 +1,10 @@
 /** What the portal API (/portal/api) returns: the server's views, as JSON. */
 import type * as wire from '@paygate/wire';
 
-export type Environment = 'sandbox' | 'production';
-
-export interface Session {
-  email: string;
-  merchant: { name: string; accessKey: string; environment: Environment };
-  expiresAt: number;
-  csrfToken: string;
-}
-
-export interface MerchantKey {
-  id: string;
-  publicKey: string;
-  status: 'active' | 'retired';
-  createdAt: number;
-  retiredAt: number | null;
-}
-
-export interface Credentials {
-  merchantName: string;
-  accessKey: string;
-  environment: Environment;
-  maxActiveKeys: number;
-  publicKeys: MerchantKey[];
-  bodyKey: { keyId: string; publicKey: string };
-  webhookKeys: { keyid: string; publicKey: string; status: string; createdAt: number }[];
-}
-
+export type Environment = wire.Environment;
+export type Session = wire.PortalSession;
+export type MerchantKey = wire.MerchantKey;
+export type Credentials = wire.Credentials;
 export type Page<T> = wire.Page<T>;
 
 /** The merchant API's views, which the portal API answers too: the wire schemas' types. */
@@ -50,22 +27,6 @@ export type RejectedRequest = wire.RejectedRequest;
 export type StatusTotal = wire.StatusTotal;
 
 /** A list page with the number of every match (not only this page's). */
-export interface CountedPage<T> extends Page<T> {
-  total: number;
-}
-
-export interface Overview {
-  from: number;
-  to: number;
-  payments: StatusTotal[];
-  payouts: StatusTotal[];
-  balances: Balance[];
-  failedEvents: number;
-  recentFailures: EventSummary[];
-}
-
-export interface RecoverResult {
-  resent: number;
-  remaining: number;
-  max: number;
-}
+export type CountedPage<T> = wire.CountedPage<T>;
+export type Overview = wire.Overview;
+export type RecoverResult = wire.RecoverResult;

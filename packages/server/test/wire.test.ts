@@ -15,7 +15,12 @@ import {
   PaymentEvent,
   Payout,
   PayoutEvent,
+  countedPageOf,
+  Credentials,
+  Overview,
   PaymentDetail,
+  PortalSession,
+  RecoverResult,
   PayoutDetail,
   PayoutReceipt,
   RejectedRequest,
@@ -177,6 +182,13 @@ for (const database of databases()) {
       const rejected = await portal.get('/portal/api/rejected-requests');
       assert.ok(Array.isArray(rejected.body.data) && rejected.body.data.length > 0, rejected.text);
       assertWire(z.array(RejectedRequest), rejected.body.data, 'rejected requests');
+      assertWire(PortalSession, (await portal.get('/portal/api/session')).body.data, 'portal session');
+      assertWire(Credentials, (await portal.get('/portal/api/credentials')).body.data, 'portal credentials');
+      assertWire(Overview, (await portal.get('/portal/api/overview')).body.data, 'portal overview');
+      const payments = await portal.get('/portal/api/payments');
+      assertWire(countedPageOf(Payment), payments.body.data, 'portal payment list');
+      const recovered = await portal.post('/portal/api/events/recover', { from: 0, to: platform.services.now() });
+      assertWire(RecoverResult, recovered.body.data, 'portal recover');
     });
   });
 }

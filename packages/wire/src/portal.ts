@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { unixMs } from './common.js';
+import { type Page, pageOf, unixMs } from './common.js';
+import { Balance } from './money.js';
 import { Payment } from './payments.js';
 import { Payout, PayoutReceipt } from './payouts.js';
-import { DeliveryStatus } from './webhooks.js';
+import { DeliveryStatus, WebhookEvent } from './webhooks.js';
 
 // Views of the merchant portal's API (/portal/api), which the portal web app reads. They are not
 // part of the merchant API's OpenAPI document (not registered as components).
@@ -72,3 +73,60 @@ export type RejectedRequest = z.output<typeof RejectedRequest>;
 /** Orders of one status and currency in a period: how many, and their amount in major units. */
 export const StatusTotal = z.object({ status: z.string(), currency: z.string(), count: z.int(), amount: z.string() });
 export type StatusTotal = z.output<typeof StatusTotal>;
+
+/** Sandbox or production: which platform the merchant is on. */
+export const Environment = z.enum(['sandbox', 'production']);
+export type Environment = z.output<typeof Environment>;
+
+/** `GET /portal/api/session` (and sign-in): who is signed in, for which merchant, and the CSRF token. */
+export const PortalSession = z.object({
+  email: z.string(),
+  merchant: z.object({ name: z.string(), accessKey: z.string(), environment: Environment }),
+  expiresAt: z.int(),
+  csrfToken: z.string().meta({ description: 'State-changing requests echo it in X-CSRF-Token' }),
+});
+export type PortalSession = z.output<typeof PortalSession>;
+
+/** One of the merchant's public keys. */
+export const MerchantKey = z.object({
+  id: z.string(),
+  publicKey: z.string(),
+  status: z.enum(['active', 'retired']),
+  createdAt: z.int(),
+  retiredAt: z.int().nullable(),
+});
+export type MerchantKey = z.output<typeof MerchantKey>;
+
+/** `GET /portal/api/credentials`: the access key, the merchant's public keys, the platform's public keys. */
+export const Credentials = z.object({
+  merchantName: z.string(),
+  accessKey: z.string(),
+  environment: Environment,
+  maxActiveKeys: z.int(),
+  publicKeys: z.array(MerchantKey),
+  bodyKey: z.object({ keyId: z.string(), publicKey: z.string() }),
+  webhookKeys: z.array(
+    z.object({ keyid: z.string(), publicKey: z.string(), status: z.enum(['active', 'enabled']), createdAt: z.int() }),
+  ),
+});
+export type Credentials = z.output<typeof Credentials>;
+
+/** `GET /portal/api/overview`: orders by status over a period, balances, recent delivery failures. */
+export const Overview = z.object({
+  from: z.int(),
+  to: z.int(),
+  payments: z.array(StatusTotal),
+  payouts: z.array(StatusTotal),
+  balances: z.array(Balance),
+  failedEvents: z.int(),
+  recentFailures: z.array(WebhookEvent),
+});
+export type Overview = z.output<typeof Overview>;
+
+/** `POST /portal/api/events/recover`: how many failed events were resent, how many are left, the cap per call. */
+export const RecoverResult = z.object({ resent: z.int(), remaining: z.int(), max: z.int() });
+export type RecoverResult = z.output<typeof RecoverResult>;
+
+/** A portal list page with the number of every match (not only this page's). */
+export const countedPageOf = <T extends z.ZodType>(item: T) => pageOf(item).extend({ total: z.int() });
+export type CountedPage<T> = Page<T> & { total: number };

@@ -1,3 +1,4 @@
+import type { MerchantKey } from '@paygate/wire';
 import { publicKeyFrom } from '@paygate/protocol';
 import type { Environment } from '../../config.js';
 import { type Db, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
@@ -14,13 +15,7 @@ export interface Merchant {
   readonly publicKeys: readonly Buffer[];
 }
 
-export interface MerchantKeyInfo {
-  readonly id: string;
-  readonly publicKey: string;
-  readonly status: 'active' | 'retired';
-  readonly createdAt: number;
-  readonly retiredAt: number | null;
-}
+export type MerchantKeyInfo = MerchantKey;
 
 /** At most this many active public keys per merchant (old and new during a rotation). */
 export const MAX_ACTIVE_KEYS = 2;

@@ -147,8 +147,10 @@ export class PlatformKeys {
   }
 
   /** Webhook public keys a merchant may still see signatures from (active and enabled). */
-  async publishedWebhookKeys(): Promise<PlatformKeyInfo[]> {
-    return (await this.list()).filter((k) => k.kind === 'webhook' && k.status !== 'retired');
+  async publishedWebhookKeys(): Promise<(PlatformKeyInfo & { status: 'active' | 'enabled' })[]> {
+    return (await this.list()).filter(
+      (k): k is PlatformKeyInfo & { status: 'active' | 'enabled' } => k.kind === 'webhook' && k.status !== 'retired',
+    );
   }
 
   /** The body key pair for a key id, or `undefined` when unknown, retired or of the other environment. */

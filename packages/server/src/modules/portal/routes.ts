@@ -1,3 +1,4 @@
+import type { Credentials, Overview, PortalSession as SessionView, RecoverResult } from '@paygate/wire';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DomainError, validationFailed } from '../../errors.js';
@@ -89,7 +90,7 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
     reply.header('set-cookie', sessionCookie(cookie.name, token, { ...cookie, maxAge: maxAgeMs / 1000 }));
   const clearSession = (reply: FastifyReply) =>
     reply.header('set-cookie', sessionCookie(cookie.name, '', { ...cookie, maxAge: 0 }));
-  const sessionView = (session: PortalSession) => ({
+  const sessionView = (session: PortalSession): SessionView => ({
     email: session.email,
     merchant: {
       name: session.merchant.name,
@@ -143,7 +144,7 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
     });
 
     // Credentials: the access key, the merchant's public keys, the platform's public keys.
-    const credentials = async (session: PortalSession) => {
+    const credentials = async (session: PortalSession): Promise<Credentials> => {
       const body = await services.platformKeys.activeBodyKey();
       const webhookKeys = await services.platformKeys.publishedWebhookKeys();
       return {
@@ -322,7 +323,7 @@ function registerOverviewRoutes(auth: FastifyInstance, services: Services): void
       balances: await services.balances.list(merchantId),
       failedEvents: await services.webhooks.count(merchantId, { status: 'failed' }),
       recentFailures: failures.items,
-    });
+    } satisfies Overview);
   });
 }
 
@@ -387,7 +388,7 @@ function registerEventRoutes(auth: FastifyInstance, services: Services): void {
   auth.post('/events/recover', async (request) => {
     const range = parseInput(recoverBody, request.body);
     const result = await services.webhooks.resendFailed(sessionOf(request).merchant.id, range);
-    return success({ ...result, max: RESEND_FAILED_MAX });
+    return success({ ...result, max: RESEND_FAILED_MAX } satisfies RecoverResult);
   });
   auth.post('/events/:eventId/resend', async (request) => {
     const { eventId } = request.params as { eventId: string };
