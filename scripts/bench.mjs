@@ -1,14 +1,29 @@
 #!/usr/bin/env node
-// Runs every `packages/*/bench/*.bench.ts` in turn. Each benchmark measures its own baseline in
-// the same run and prints ratios against it; nothing here asserts a time.
-// Usage: node scripts/bench.mjs [name-filter ...]
+// `npm run bench`: runs each bench section in turn. Each measures its own baseline in the same
+// run and prints its figures with their targets and PASS/FAIL; nothing here asserts a time.
+//
+// Sections are listed once, below. Pick some with BENCH_ONLY=api,growth (comma-separated names)
+// or name filters as arguments (`npm run bench -- api`); BENCH_DATABASE=postgres|pglite limits
+// the database benches to one database. Other settings: BENCH_MEMORY_MINUTES (memory section,
+// default 10), BENCH_CPU_PROF=<dir> (CPU profiles of the platform processes).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+
+/** Every bench section, in the order a full run takes them. */
+const SECTIONS = [
+  { name: 'protocol', file: 'packages/protocol/bench/protocol.bench.ts' },
+  { name: 'strict-json', file: 'packages/server/bench/strict-json.bench.ts' },
+  { name: 'api', file: 'packages/server/bench/api.bench.ts' },
+  { name: 'growth', file: 'packages/server/bench/growth.bench.ts' },
+  { name: 'webhooks', file: 'packages/server/bench/webhooks.bench.ts' },
+  { name: 'memory', file: 'packages/server/bench/memory.bench.ts' },
+];
 
 const root = new URL('..', import.meta.url).pathname;
-const filters = process.argv.slice(2);
-const benches = readdirSync(join(root, 'packages'))
+// A bench file nobody listed above still runs, after the listed ones, under its file name.
+const listed = new Set(SECTIONS.map((section) => section.file));
+const unlisted = readdirSync(join(root, 'packages'))
   .map((pkg) => join('packages', pkg, 'bench'))
   .filter((dir) => existsSync(join(root, dir)))
   .flatMap((dir) =>
@@ -16,13 +31,31 @@ const benches = readdirSync(join(root, 'packages'))
       .filter((f) => f.endsWith('.bench.ts'))
       .map((f) => join(dir, f)),
   )
-  .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
-  .sort();
+  .filter((file) => !listed.has(file))
+  .sort()
+  .map((file) => ({ name: basename(file, '.bench.ts'), file }));
+
+const only = (process.env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
+const filters = process.argv.slice(2);
+const all = [...SECTIONS, ...unlisted];
+const unknown = only.filter((name) => !all.some((section) => section.name === name));
+if (unknown.length > 0) {
+  console.error(`BENCH_ONLY: no section ${unknown.join(', ')}; sections: ${all.map((s) => s.name).join(', ')}`);
+  process.exit(2);
+}
+const chosen = all.filter(
+  (section) =>
+    (only.length === 0 || only.includes(section.name)) &&
+    (filters.length === 0 || filters.some((filter) => section.file.includes(filter) || section.name === filter)),
+);
 
 let failed = 0;
-for (const file of benches) {
-  console.log(`\n## ${file}\n`);
-  const run = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+for (const section of chosen) {
+  console.log(`\n## ${section.name} (${section.file})\n`);
+  const run = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', section.file], {
     cwd: root,
     stdio: 'inherit',
   });

@@ -32,15 +32,16 @@ export async function postgresUrl(): Promise<{ url: string; drop: () => Promise<
 }
 
 /**
- * Starts a TypeScript file under the repository root as a child process and resolves with the
- * first stdout line that `ready` accepts.
+ * Starts a TypeScript file under the repository root as a child process (node flags in
+ * `execArgv`) and resolves with the first stdout line that `ready` accepts.
  */
 export function startChild(
   script: string,
   env: Record<string, string>,
   ready: (line: string) => boolean = (line) => line.startsWith('{'),
+  execArgv: readonly string[] = [],
 ): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(ROOT, script)], {
+  const child = spawn(process.execPath, [...execArgv, '--conditions=source', '--import', 'tsx', join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,0 +1,332 @@
+// Bench helpers shared by the API, cost-growth and memory benches: pre-signed requests, a load
+// generator with a fixed number in flight, and the platform and ceiling servers as child processes.
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  generateBoxKeyPair,
+  generateSigningKey,
+  signReadRequest,
+  signWriteRequest,
+  type SigningKey,
+} from '@paygate/protocol';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { postgresUrl, startChild, urlOf } from './support.js';
+
+export const CONCURRENCY = 32;
+
+export interface Prepared {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body?: Buffer;
+}
+
+export interface Run {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+  /**
+   * CPU milliseconds per request spent by the server process and by its PostgreSQL backends:
+   * unlike rates, barely moved by other load on the machine.
+   */
+  readonly cpu: { server: number; database: number; generator: number };
+}
+
+/** The processes whose CPU time a run is charged with. */
+export interface Charged {
+  readonly server: number;
+  /** PostgreSQL backends serving the server (none for the embedded database). */
+  readonly database?: () => Promise<number[]>;
+}
+
+const TICK_MS = 10; // Linux USER_HZ is 100.
+
+/** CPU milliseconds (user + system) a process has used so far; 0 when it is gone. */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return 0;
+  }
+}
+
+async function cpuOf(charged: Charged | undefined): Promise<{ server: number; database: Map<number, number> }> {
+  if (!charged) return { server: 0, database: new Map() };
+  const pids = (await charged.database?.()) ?? [];
+  return { server: cpuMs(charged.server), database: new Map(pids.map((pid) => [pid, cpuMs(pid)])) };
+}
+
+/**
+ * Fires prepared requests with a fixed number in flight; returns rate, latency percentiles and,
+ * for `charged` processes, CPU per request.
+ */
+export async function fire(
+  url: string,
+  requests: Prepared[],
+  charged?: Charged,
+  concurrency = CONCURRENCY,
+): Promise<Run> {
+  const before = await cpuOf(charged);
+  const generatorBefore = process.cpuUsage();
+  const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
+  const latencies: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests.length) {
+        const request = requests[next++] as Prepared;
+        const t0 = performance.now();
+        const response = await pool.request({ ...request, body: request.body });
+        await response.body.dump();
+        latencies.push(performance.now() - t0);
+        if (response.statusCode !== 200) errors++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const generator = process.cpuUsage(generatorBefore);
+  const after = await cpuOf(charged);
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  // A backend opened during the run counts from zero.
+  let database = 0;
+  for (const [pid, ms] of after.database) database += ms - (before.database.get(pid) ?? 0);
+  const cpu = {
+    server: (after.server - before.server) / requests.length,
+    database: database / requests.length,
+    generator: (generator.user + generator.system) / 1000 / requests.length,
+  };
+  return { rps: requests.length / seconds, p50: at(0.5), p99: at(0.99), errors, cpu };
+}
+
+/** The PostgreSQL backends connected to `url`'s database (other than the asking one). */
+export async function backendsOf(url: string): Promise<{ pids: () => Promise<number[]>; close: () => Promise<void> }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return {
+    pids: async () =>
+      (
+        await client.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        )
+      ).rows.map((row) => row.pid),
+    close: () => client.end(),
+  };
+}
+
+/** The run with the median rate. */
+export const median = (runs: readonly Run[]): Run =>
+  [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)] as Run;
+
+/** Signs bench requests for one merchant key. */
+export class Signer {
+  readonly key: SigningKey = generateSigningKey();
+
+  private params(accessKey: string) {
+    return { accessKey, key: this.key, created: Math.floor(Date.now() / 1000), nonce: randomUUID() };
+  }
+
+  creates(accessKey: string, bodyKey: { keyId: string; publicKey: Buffer }, n: number): Prepared[] {
+    return Array.from({ length: n }, (_, i) => {
+      const plaintext = Buffer.from(
+        JSON.stringify({
+          merchantOrderNo: `B-${randomUUID().slice(0, 8)}-${i}`,
+          currency: 'BRL',
+          amount: '125.50',
+          paymentMethod: { code: 'PIX' },
+          webhookUrl: 'https://merchant.example/webhook/payment',
+          attach: 'bench',
+        }),
+      );
+      const signed = signWriteRequest(
+        { path: '/api/v1/payments', plaintext, bodyKey, idempotencyKey: randomUUID() },
+        this.params(accessKey),
+      );
+      return { method: 'POST', path: '/api/v1/payments', headers: signed.headers, body: signed.body };
+    });
+  }
+
+  /** `n` signed reads of one order, or of `orderNo`'s orders in turn. */
+  queries(accessKey: string, orderNo: string | readonly string[], n: number): Prepared[] {
+    const orders = typeof orderNo === 'string' ? [orderNo] : orderNo;
+    return Array.from({ length: n }, (_, i) => {
+      const query = `orderNo=${orders[i % orders.length]}`;
+      const signed = signReadRequest({ path: '/api/v1/payments', query }, this.params(accessKey));
+      return { method: 'GET', path: `/api/v1/payments?${query}`, headers: signed.headers };
+    });
+  }
+}
+
+/** Which databases a bench runs on: BENCH_DATABASE=pglite|postgres picks one, default both. */
+export function benchDatabases(): ('postgres' | 'pglite')[] {
+  const only = process.env.BENCH_DATABASE;
+  if (only !== undefined && only !== 'postgres' && only !== 'pglite') {
+    throw new Error(`BENCH_DATABASE is postgres or pglite, not ${only}`);
+  }
+  return only ? [only] : ['postgres', 'pglite'];
+}
+
+export const databaseLabel = (kind: 'postgres' | 'pglite') =>
+  kind === 'postgres' ? 'PostgreSQL' : 'PGlite (embedded, the default)';
+
+/**
+ * Node flags for the platform child: BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each platform
+ * process there when it exits (open it in Chrome DevTools or speedscope).
+ */
+function platformExecArgv(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
+/** A database for a bench: a throwaway PostgreSQL database, or a PGlite data directory. */
+export interface BenchDatabase {
+  readonly kind: 'postgres' | 'pglite';
+  /** The platform's environment for it. */
+  readonly env: Record<string, string>;
+  readonly dataDir: string;
+  readonly url: string | undefined;
+  dispose(): Promise<void>;
+}
+
+/** A fresh database of `kind`; undefined when PostgreSQL is asked for and none answers. */
+export async function benchDatabase(kind: 'postgres' | 'pglite'): Promise<BenchDatabase | undefined> {
+  const postgres = kind === 'postgres' ? await postgresUrl() : undefined;
+  if (kind === 'postgres' && !postgres) return undefined;
+  const dataDir = mkdtempSync(join(tmpdir(), 'paygate-bench-'));
+  const env: Record<string, string> = {
+    PAYGATE_DATA_DIR: dataDir,
+    PAYGATE_ADMIN_TOKEN: randomBytes(24).toString('hex'),
+  };
+  if (postgres) env.DATABASE_URL = postgres.url;
+  return {
+    kind,
+    env,
+    dataDir,
+    url: postgres?.url,
+    async dispose() {
+      await postgres?.drop().catch(() => {});
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A running platform process. */
+export interface PlatformProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Stops it (SIGTERM) and waits for its exit, by which time a CPU profile is written. */
+  stop(): Promise<void>;
+}
+
+/** Starts the real platform (bench/platform-server.ts) on `database`; `env` adds to its settings. */
+export async function startPlatformProcess(
+  database: BenchDatabase,
+  env: Record<string, string> = {},
+): Promise<PlatformProcess> {
+  const { child, line } = await startChild(
+    'packages/server/bench/platform-server.ts',
+    { ...database.env, ...env },
+    undefined,
+    platformExecArgv(),
+  );
+  return {
+    url: urlOf(line),
+    child,
+    stop: () => stopChild(child),
+  };
+}
+
+/** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** A merchant onboarded through the operator API, as the bench signs for it. */
+export interface BenchMerchant {
+  readonly accessKey: string;
+  readonly bodyKey: { keyId: string; publicKey: Buffer };
+}
+
+export async function onboard(platformUrl: string, database: BenchDatabase, signer: Signer): Promise<BenchMerchant> {
+  const response = await fetch(`${platformUrl}/admin/v1/merchants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${database.env.PAYGATE_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench', publicKey: signer.key.publicKey.toString('base64') }),
+  });
+  const { data } = (await response.json()) as {
+    data: { accessKey: string; bodyKey: { keyId: string; publicKey: string } };
+  };
+  return {
+    accessKey: data.accessKey,
+    bodyKey: { keyId: data.bodyKey.keyId, publicKey: Buffer.from(data.bodyKey.publicKey, 'base64') },
+  };
+}
+
+/** Creates one payment and returns its order number (the order the query load reads). */
+export async function createOne(platformUrl: string, signer: Signer, merchant: BenchMerchant): Promise<string> {
+  const probe = signer.creates(merchant.accessKey, merchant.bodyKey, 1)[0] as Prepared;
+  const response = await fetch(platformUrl + probe.path, { method: 'POST', headers: probe.headers, body: probe.body });
+  const created = (await response.json()) as { data: { orderNo: string } };
+  return created.data.orderNo;
+}
+
+/** The auth-only ceiling server (bench/ceiling-server.ts) for `merchant`'s signing key. */
+export async function startCeiling(
+  signer: Signer,
+  accessKey: string,
+): Promise<{ url: string; child: ChildProcess; bodyKey: { keyId: string; publicKey: Buffer } }> {
+  const box = generateBoxKeyPair();
+  const { child, line } = await startChild('packages/server/bench/ceiling-server.ts', {
+    PUBLIC_KEY: signer.key.publicKey.toString('base64'),
+    BODY_SECRET: box.secretKey.toString('base64'),
+    ACCESS_KEY: accessKey,
+  });
+  return { url: urlOf(line), child, bodyKey: { keyId: 'bench', publicKey: box.publicKey } };
+}
+
+/** A table row of a bench run, with its share of `base` when given. */
+export function runRow(name: string, r: Run, base?: Run): string {
+  const cpu = (ms: number) => (ms * 1000).toFixed(0).padStart(6);
+  return `| ${name.padEnd(34)} | ${r.rps.toFixed(0).padStart(7)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99
+    .toFixed(1)
+    .padStart(6)} | ${base ? `${((100 * r.rps) / base.rps).toFixed(0)}%`.padStart(8) : '       —'} | ${String(
+    r.errors,
+  ).padStart(6)} | ${cpu(r.cpu.server)} | ${cpu(r.cpu.database)} |`;
+}
+
+export const RUN_HEADER = [
+  '| scenario                           |   req/s | p50 ms | p99 ms | of ceil. | errors | srv µs |  db µs |',
+  '|------------------------------------|---------|--------|--------|----------|--------|--------|--------|',
+];
+
+/**
+ * What the rates' ratio would be if the machine's cores were the only limit: CPU per request of
+ * the load generator and the ceiling over that of the generator, the platform and its database.
+ * Unlike the rates it hardly moves when other work shares the machine; a cross-check, not a target.
+ */
+export function cpuRatio(platform: Run, ceiling: Run): number {
+  const total = (r: Run) => r.cpu.generator + r.cpu.server + r.cpu.database;
+  return total(ceiling) / total(platform);
+}
+
+/** One target line: `name value (target …): PASS|FAIL`. */
+export const verdict = (text: string, pass: boolean) => `${text}: ${pass ? 'PASS' : 'FAIL'}`;
