@@ -5,10 +5,13 @@ import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js'
 import type { Services } from '../../services.js';
 import { type OrderRef, parseInput, parseQuery } from '../../validation.js';
 
+/** Built once: a zod schema costs more to build than to run, and every signed query parses one. */
+const LOOKUP_QUERIES = { P: orderLookupQuery('P'), W: orderLookupQuery('W') } as const;
+
 /** `?orderNo=…` or `?merchantOrderNo=…` (exactly one non-empty). */
 export function refFromQuery(rawQuery: string | undefined, prefix: 'P' | 'W'): OrderRef {
   const query = parseQuery(rawQuery, ['orderNo', 'merchantOrderNo']);
-  return parseInput(orderLookupQuery(prefix), query) as OrderRef;
+  return parseInput(LOOKUP_QUERIES[prefix], query) as OrderRef;
 }
 
 export const LIST_PARAMETERS = Object.keys(PaymentListQuery.shape);
