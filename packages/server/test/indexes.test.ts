@@ -54,6 +54,12 @@ for (const database of databases()) {
         /payments_order_no_key/,
       ],
       [
+        'lookup of a batch by orderNo (reads arriving together)',
+        'SELECT * FROM payments WHERE order_no = ANY($1::text[])',
+        () => [['P1', 'P2', 'P3']],
+        /payments_order_no_key/,
+      ],
+      [
         'lookup by merchantOrderNo (dedup)',
         'SELECT * FROM payments WHERE merchant_id = $1 AND merchant_order_no = $2',
         () => [merchantId, 'M-1'],

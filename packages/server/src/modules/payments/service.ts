@@ -11,6 +11,7 @@ import {
 } from '@paygate/wire';
 import type { z } from 'zod';
 import type { Config } from '../../config.js';
+import { BatchedLookup } from '../../db/batch.js';
 import { type Db, prepared, type Queryable } from '../../db/db.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
 import {
@@ -123,6 +124,11 @@ const findPayment = (column: 'order_no' | 'merchant_order_no', lock: boolean) =>
     `payments_by_${column}${lock ? '_for_update' : ''}`,
     `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
   );
+/** Payments by order number, many at once (see BatchedLookup); the merchant is checked by the caller. */
+const FIND_PAYMENTS_BY_ORDER_NO = prepared(
+  'payments_by_order_nos',
+  `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_no = ANY($1::text[])`,
+);
 const FIND_PAYMENT = {
   order_no: [findPayment('order_no', false), findPayment('order_no', true)],
   merchant_order_no: [findPayment('merchant_order_no', false), findPayment('merchant_order_no', true)],
@@ -140,6 +146,12 @@ export class Payments {
   private readonly createSchema;
   private readonly updateSchema;
   private readonly reportSchema = SimulatePaymentRequest;
+
+  /** Reads by order number outside a transaction, batched per event-loop turn. */
+  private readonly byOrderNo = new BatchedLookup<string, PaymentRow>(
+    async (orderNos) => (await this.db.query<PaymentRow>(FIND_PAYMENTS_BY_ORDER_NO, [orderNos])).rows,
+    (row) => row.order_no,
+  );
 
   constructor(
     private readonly db: Db,
@@ -293,6 +305,11 @@ export class Payments {
   }
 
   private async find(q: Queryable, merchantId: bigint, ref: OrderRef, lock = false): Promise<PaymentRow> {
+    if (q === this.db && !lock && ref.orderNo !== undefined) {
+      const row = await this.byOrderNo.load(ref.orderNo);
+      if (!row || row.merchant_id !== merchantId) throw orderNotFound();
+      return row;
+    }
     const [column, value] =
       ref.orderNo !== undefined
         ? (['order_no', ref.orderNo] as const)
