@@ -8,7 +8,7 @@ import { NonceCache, verify } from './auth.js';
 import type { SimulatorConfig } from './config.js';
 import { METHODS } from './model.js';
 import { Notifier } from './notifier.js';
-import { PAGE_CSP, escapeHtml, renderPayPage } from './page.js';
+import { PAGE_CSP, escapeHtml, pageCsp, renderPayPage } from './page.js';
 import { Provider, ProviderError } from './provider.js';
 import { Store, writeFileAtomic } from './store.js';
 
@@ -37,6 +37,8 @@ const chargeRequest = z.strictObject({
   method: z.enum(METHODS),
   notifyUrl,
   expiresAt: z.number().int().positive().optional(),
+  /** Where the hosted page sends the payer once the charge is paid or declined. */
+  returnUrl: notifyUrl.optional(),
 });
 const transferRequest = z.strictObject({
   reference,
@@ -115,11 +117,11 @@ function json(response: ServerResponse, status: number, value: unknown): void {
   response.end(body);
 }
 
-function html(response: ServerResponse, status: number, body: string): void {
+function html(response: ServerResponse, status: number, body: string, csp = PAGE_CSP): void {
   response.writeHead(status, {
     'content-type': 'text/html; charset=utf-8',
     'content-length': Buffer.byteLength(body),
-    'content-security-policy': PAGE_CSP,
+    'content-security-policy': csp,
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
@@ -261,7 +263,8 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
     if ((match = /^\/pay\/(ch_[a-f0-9]{24})(\/pay|\/decline)?$/.exec(path))) {
       const charge = provider.store.charges.get(match[1] as string);
       if (!charge) return html(response, 404, notFoundPage);
-      if (method === 'GET' && match[2] === undefined) return html(response, 200, renderPayPage(charge, clock()));
+      if (method === 'GET' && match[2] === undefined)
+        return html(response, 200, renderPayPage(charge, clock()), pageCsp(charge));
       if (method === 'POST' && match[2] !== undefined) {
         const form = new URLSearchParams(body.toString('utf8'));
         const name = form.get('name')?.trim().slice(0, 200);
@@ -276,7 +279,10 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
           // Paid, declined or expired meanwhile: the page shows what it is now.
           if (!(error instanceof ProviderError)) throw error;
         }
-        response.writeHead(303, { location: `/pay/${charge.id}`, 'cache-control': 'no-store' });
+        // Like a real checkout: with a returnUrl the payer goes back to the shop, else sees the result here.
+        const settled = provider.store.charges.get(charge.id) ?? charge;
+        const location = settled.status !== 'open' && settled.returnUrl ? settled.returnUrl : `/pay/${charge.id}`;
+        response.writeHead(303, { location, 'cache-control': 'no-store' });
         response.end();
         return;
       }

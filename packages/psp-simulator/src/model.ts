@@ -30,6 +30,8 @@ export interface Charge {
   readonly currency: string;
   readonly method: Method;
   readonly notifyUrl: string;
+  /** Where the hosted page sends the payer after paying or declining. */
+  readonly returnUrl?: string;
   readonly pixCode?: string;
   readonly boletoLine?: string;
   readonly bankDetails?: BankDetails;

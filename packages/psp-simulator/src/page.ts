@@ -4,6 +4,15 @@ import type { Charge } from './model.js';
 export const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/**
+ * The page's CSP: PAGE_CSP, and with a returnUrl its origin in form-action too, since browsers
+ * hold the redirect that follows the Pay or Decline post to form-action.
+ */
+export function pageCsp(charge: Charge): string {
+  if (charge.returnUrl === undefined) return PAGE_CSP;
+  return PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${new URL(charge.returnUrl).origin}`);
+}
+
 const ESCAPES: Readonly<Record<string, string>> = {
   '&': '&amp;',
   '<': '&lt;',
@@ -68,7 +77,9 @@ export function renderPayPage(charge: Charge, now: number): string {
 <div class="actions"><button class="pay" type="submit">Pay</button>
 <button class="decline" type="submit" formaction="/pay/${id}/decline">Decline</button></div>
 </form>`
-    : '';
+    : charge.returnUrl !== undefined
+      ? `<p><a href="${escapeHtml(charge.returnUrl)}">Back to the shop</a></p>`
+      : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Pay ${escapeHtml(charge.amount)} ${escapeHtml(charge.currency)} · PSP simulator</title><style>${STYLE}</style></head>

@@ -42,6 +42,7 @@ export interface CreateCharge {
   readonly method: Method;
   readonly notifyUrl: string;
   readonly expiresAt?: number;
+  readonly returnUrl?: string;
 }
 
 export interface CreateTransfer {
@@ -131,6 +132,7 @@ export class Provider {
       currency: input.currency,
       method: input.method,
       notifyUrl: input.notifyUrl,
+      ...(input.returnUrl !== undefined ? { returnUrl: input.returnUrl } : {}),
       ...payerInstructions(id, input.method, input.amount),
       createdAt: now,
       expiresAt: input.expiresAt ?? now + this.options.chargeTtlMs,

@@ -81,6 +81,38 @@ describe('hosted payer page', () => {
     assert.equal((await psp.call('GET', `/v1/charges/${id}`)).body.status, 'declined');
   });
 
+  test('with a returnUrl: Pay sends the payer back to the shop, whose origin the CSP allows; the page links back', async () => {
+    const returnUrl = 'https://shop.example/thanks?cart=7&orderNo=P000000000000000042';
+    const reference = orderNo('P');
+    const created = await psp.call('POST', '/v1/charges', {
+      reference,
+      amount: '42.00',
+      currency: 'BRL',
+      method: 'PIX',
+      notifyUrl: receiver.url,
+      returnUrl,
+    });
+    assert.equal(created.status, 201);
+    const payUrl = created.body.payUrl as string;
+    const open = await fetch(payUrl);
+    assert.match(open.headers.get('content-security-policy') ?? '', /form-action 'self' https:\/\/shop\.example;/);
+    assert.doesNotMatch(await open.text(), /Back to the shop/, 'no way back while the charge is open');
+    const paid = await fetch(`${payUrl}/pay`, { method: 'POST', body: '', redirect: 'manual' });
+    assert.equal(paid.status, 303);
+    assert.equal(paid.headers.get('location'), returnUrl, 'the URL exactly as the platform gave it');
+    const page = await (await fetch(payUrl)).text();
+    assert.ok(page.includes('href="https://shop.example/thanks?cart=7&amp;orderNo=P000000000000000042"'));
+    const refused = await psp.call('POST', '/v1/charges', {
+      reference: orderNo('P'),
+      amount: '1.00',
+      currency: 'BRL',
+      method: 'PIX',
+      notifyUrl: receiver.url,
+      returnUrl: 'javascript:alert(1)',
+    });
+    assert.equal(refused.status, 400);
+  });
+
   test('an unknown charge is a 404 page', async () => {
     const response = await fetch(`${psp.url}/pay/ch_000000000000000000000000`);
     assert.equal(response.status, 404);

@@ -48,6 +48,8 @@ interface FakeOrder {
   pixCode?: string;
   boletoLine?: string;
   returnId?: string;
+  /** The payer's way back to the shop, as the platform sent it. */
+  returnUrl?: string;
 }
 
 const read = (request: IncomingMessage) =>
@@ -100,6 +102,7 @@ async function fakePsp() {
           payUrl: `http://psp.example/pay/${id}`,
           ...(input.method === 'PIX' ? { pixCode: `00020126PIX${id}` } : {}),
           ...(input.method === 'BOLETO' ? { boletoLine: `34191.79001 ${id}` } : {}),
+          ...(input.returnUrl !== undefined ? { returnUrl: input.returnUrl } : {}),
         };
         charges.set(charge.reference, charge);
         return reply(201, charge);
@@ -294,6 +297,7 @@ for (const database of databases()) {
         assert.equal(payment.cashierUrl, charge.payUrl);
         assert.deepEqual(payment.payerAction, { kind: 'pix', url: charge.payUrl, pixCode: charge.pixCode });
         assert.equal((await paymentRow(platform, payment.orderNo))?.channel, 'sim');
+        assert.equal(charge.returnUrl, undefined, 'no returnUrl given, none sent');
         // The query answers the same payer action.
         const queried = await get<typeof payment>(platform, merchant, '/api/v1/payments', `orderNo=${payment.orderNo}`);
         assert.deepEqual(queried.body.data?.payerAction, payment.payerAction);
@@ -333,6 +337,32 @@ for (const database of databases()) {
         assert.equal(psp.state.refused, 0);
         const metrics = await platform.services.metrics.registry.getSingleMetricAsString('paygate_channel_calls_total');
         assert.match(metrics, /channel="sim",operation="createPayment",outcome="ok"} 1/);
+      } finally {
+        await platform.close();
+        await psp.close();
+      }
+    });
+
+    it("a returnUrl reaches the channel with the order's numbers after the shop's own query", async () => {
+      const psp = await fakePsp();
+      const platform = await startTestPlatform({ database, env: { PAYGATE_CHANNELS: channelsFile(psp.baseUrl) } });
+      try {
+        const merchant = await createMerchant(platform);
+        type Created = { orderNo: string };
+        // With a returnUrl the channel's page sends the payer back with the order's numbers, after
+        // the shop's own query parameters (its status the shop reads with the query API).
+        const returning = await post<Created>(
+          platform,
+          merchant,
+          '/api/v1/payments',
+          paymentInput({ merchantOrderNo: 'ret-1', returnUrl: 'http://shop.example/back?cart=7' }),
+        );
+        assert.equal(returning.status, 200, JSON.stringify(returning.body));
+        const returningNo = returning.body.data?.orderNo as string;
+        assert.equal(
+          psp.charges.get(returningNo)?.returnUrl,
+          `http://shop.example/back?cart=7&orderNo=${returningNo}&merchantOrderNo=ret-1`,
+        );
       } finally {
         await platform.close();
         await psp.close();

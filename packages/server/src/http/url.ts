@@ -62,3 +62,14 @@ export function httpUrl(options: {
       return parsed.url.href;
     });
 }
+
+/**
+ * `url` with `params` appended after any query parameters it already has, which are kept byte
+ * for byte: how the payer is sent back to a merchant's returnUrl.
+ */
+export function withQuery(url: string, params: Readonly<Record<string, string>>): string {
+  const target = new URL(url);
+  const ours = new URLSearchParams(params).toString();
+  target.search = target.search === '' ? ours : `${target.search.slice(1)}&${ours}`;
+  return target.href;
+}

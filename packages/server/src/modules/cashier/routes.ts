@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode, type FieldError } from '../../errors.js';
 import { withErrorStatus } from '../../http/errors.js';
+import { withQuery } from '../../http/url.js';
 import type { Services } from '../../services.js';
 import { isFinalPayment, type PaymentView } from '../payments/service.js';
 import { escapeHtml, renderCashierPage } from './page.js';
@@ -34,14 +35,11 @@ function formActionSource(returnUrl: string): string {
  */
 export function returnLocation(payment: PaymentView): string | undefined {
   if (payment.returnUrl === undefined || !isFinalPayment(payment.status)) return undefined;
-  const url = new URL(payment.returnUrl);
-  const ours = new URLSearchParams({
+  return withQuery(payment.returnUrl, {
     orderNo: payment.orderNo,
     merchantOrderNo: payment.merchantOrderNo,
     status: payment.status,
-  }).toString();
-  url.search = url.search === '' ? ours : `${url.search.slice(1)}&${ours}`;
-  return url.href;
+  });
 }
 
 /** A page; with a failure code, the page answers that code's catalogue status. */

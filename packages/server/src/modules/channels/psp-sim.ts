@@ -177,6 +177,7 @@ export function pspSimConnector(settings: PspSimSettings, context: ConnectorCont
         method: order.method,
         notifyUrl,
         expiresAt: order.expiresAt,
+        ...(order.returnUrl !== undefined ? { returnUrl: order.returnUrl } : {}),
       });
       const charge = parse(chargeSchema, 'createPayment', answer?.json);
       return { channelTradeNo: charge.id, payerAction: payerAction(charge) };

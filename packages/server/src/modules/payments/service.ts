@@ -22,6 +22,7 @@ import {
   orderNotFound,
   validationFailed,
 } from '../../errors.js';
+import { withQuery } from '../../http/url.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { type OrderRef, parseInput, returnUrl, webhookUrl } from '../../validation.js';
 import { currencyInfo, scaleOf } from '../catalog/catalog.js';
@@ -242,7 +243,16 @@ export class Payments {
         amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
         method: row.method,
         expiresAt: row.expires_at.getTime(),
-        ...(row.return_url !== null ? { returnUrl: row.return_url } : {}),
+        // The channel's page sends the payer back with the order's numbers; its status the shop
+        // reads with the query API (the payer may return before the channel's notification).
+        ...(row.return_url !== null
+          ? {
+              returnUrl: withQuery(row.return_url, {
+                orderNo: row.order_no,
+                merchantOrderNo: row.merchant_order_no,
+              }),
+            }
+          : {}),
       });
     } catch (error) {
       if (!(error instanceof ChannelUnavailable)) throw error;
