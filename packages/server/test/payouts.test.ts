@@ -240,6 +240,9 @@ for (const database of databases()) {
         );
         assert.doesNotMatch(JSON.stringify(response.body), /0001 2345|012 345|João/);
       }
+      // An empty name is one error, "required", not also a bogus "no control characters".
+      const empty = await post(platform, merchant, '/api/v1/payouts', payoutInput({ payee: { ...payee, name: ' ' } }));
+      assert.deepEqual(empty.body.errors, [{ field: 'payee.name', message: 'required' }]);
       assert.equal(await count(platform, 'payouts'), before);
     });
 

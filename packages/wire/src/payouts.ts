@@ -36,7 +36,7 @@ export const Payee = component(
         .trim()
         .min(1, 'required')
         .max(200, 'at most 200 characters')
-        .regex(/^\P{Cc}+$/u, 'no control characters'),
+        .regex(/^\P{Cc}*$/u, 'no control characters'),
       accountNumber: z
         .string()
         .regex(/^[A-Za-z0-9@.+_-]{1,140}$/, 'up to 140 letters, digits or @.+_-')
