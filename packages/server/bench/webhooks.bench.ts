@@ -1,161 +1,247 @@
-// `npm run bench`: webhook deliveries per second from `paygate worker` processes to a local
-// receiver (another process) that verifies every signature, with one worker and with two, each
-// draining a backlog of 10,000 events on PostgreSQL; next to the signing ceiling measured in the
-// same run (signWebhook of the same body on one core).
-import type { ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+// `npm run bench`: verified webhook deliveries per second with one worker, and the time one worker
+// takes to drain a backlog of 10,000 due events, on PostgreSQL (a `paygate worker` process beside
+// the platform) and on the embedded default (PGlite: the platform's own dispatcher, as `npx paygate`
+// runs). The receiver is a merchant's server built with the merchant SDK in its own process: it
+// verifies every signature and parses every event before answering 200.
+//
+// BENCH_DATABASE=postgres|pglite runs one database only; BENCH_WEBHOOK_ROUNDS sets the measured
+// rounds (default 3); BENCH_CPU_PROF=<dir> writes a CPU profile of the delivering process there.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKey, signWebhook } from '@paygate/protocol';
-import { parseConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/db.js';
-import { migrate } from '../src/db/migrate.js';
-import { onboardingView } from '../src/modules/admin/routes.js';
-import { createServices } from '../src/services.js';
-import { postgresUrl, startChild, urlOf } from './support.js';
+import type { HostAsk } from './webhook-host.js';
+import { postgresUrl, ROOT, urlOf } from './support.js';
 
 const BACKLOG = 10_000;
+const WARM_UP = 1_000;
+const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 3);
+const TARGET_PER_SECOND = 2_000;
+const TARGET_DRAIN_SECONDS = 5;
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 const MASTER_KEY = Buffer.alloc(32, 9).toString('base64');
 
-const database = await postgresUrl();
-if (!database) {
-  console.log('skipped: webhook workers need PostgreSQL (set TEST_DATABASE_URL or run one on 127.0.0.1:5432)');
-  process.exit(0);
-}
-const dataDir = mkdtempSync(join(tmpdir(), 'paygate-bench-'));
-const env = { DATABASE_URL: database.url, PAYGATE_MASTER_KEY: MASTER_KEY, PAYGATE_DATA_DIR: dataDir };
-const children: ChildProcess[] = [];
-const config = parseConfig({ ...env, LOG_LEVEL: 'silent' });
-const db = await openDatabase({ databaseUrl: database.url, dataDir });
-
-/** Signatures per second of one delivery's headers, on this core, for ~2 s. */
-function signingCeiling(body: Buffer): number {
-  const key = generateSigningKey();
-  const url = 'http://127.0.0.1:9/webhook/payment';
-  const started = performance.now();
-  let n = 0;
-  while (performance.now() - started < 2_000) {
-    for (let i = 0; i < 200; i++) {
-      signWebhook({ url, body, eventId: 'evt_X' }, { keyid: 'wk', key, created: 1, nonce: randomUUID() });
-    }
-    n += 200;
-  }
-  return n / ((performance.now() - started) / 1000);
+interface Child {
+  readonly child: ChildProcess;
+  readonly line: string;
 }
 
-/** Writes `count` due events (one statement) for `merchantId` to `url`; returns when they are in. */
-async function seed(run: string, count: number, merchantId: bigint, url: string): Promise<void> {
-  await db.query(
-    `INSERT INTO events (event_id, merchant_id, order_type, order_no, status, webhook_url, body, created_at, next_attempt_at)
-     SELECT 'evt_' || $1 || lpad(i::text, 25, '0'), $2, 'PAYMENT', 'P' || $1 || lpad(i::text, 17, '0'), 'SUCCEEDED', $3,
-            convert_to(json_build_object('eventId', 'evt_' || $1 || lpad(i::text, 25, '0'), 'orderType', 'PAYMENT',
-              'orderNo', 'P' || $1 || lpad(i::text, 17, '0'), 'merchantOrderNo', 'M-' || i, 'status', 'SUCCEEDED',
-              'currency', 'BRL', 'amount', '125.50', 'paidAmount', '125.50', 'channelTradeNo', 'CH' || i,
-              'payer', json_build_object('name', 'Maria Silva', 'documentNumber', '00123456789'), 'attach', 'bench')::text, 'UTF8'),
-            now(), now()
-       FROM generate_series(1, $4) AS i`,
-    [run, merchantId, url, count],
-  );
+/**
+ * Starts a TypeScript file under the repository root (with an IPC channel when `ipc`) and resolves
+ * with the first stdout line `ready` accepts.
+ */
+function start(
+  script: string,
+  env: Record<string, string>,
+  options: { ready?: (line: string) => boolean; ipc?: boolean; profile?: string } = {},
+): Promise<Child> {
+  const ready = options.ready ?? ((line: string) => line.startsWith('{'));
+  const profile = options.profile && PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, '--conditions=source', '--import', 'tsx', join(ROOT, script)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit', ...(options.ipc ? (['ipc'] as const) : [])],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find(ready);
+      if (line) {
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        resolve({ child, line });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
 }
 
-async function delivered(run: string): Promise<number> {
-  const result = await db.query<{ n: bigint }>(
-    `SELECT count(*)::bigint AS n FROM events WHERE event_id LIKE $1 AND delivery_status = 'delivered'`,
-    [`evt_${run}%`],
-  );
-  return Number(result.rows[0]?.n ?? 0);
+/** Asks the host (webhook-host.ts) to do something and waits for its answer. */
+function ask(host: ChildProcess, request: HostAsk): Promise<unknown> {
+  const id = Math.random();
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: { id: number; value?: unknown; error?: string }) => {
+      if (message.id !== id) return;
+      host.off('message', onMessage);
+      if (message.error) reject(new Error(message.error));
+      else resolve(message.value);
+    };
+    host.on('message', onMessage);
+    host.send({ ...request, id });
+  });
 }
 
-async function startWorkers(count: number): Promise<ChildProcess[]> {
-  const started = await Promise.all(
-    Array.from({ length: count }, () =>
-      startChild('packages/server/src/worker/main.ts', { ...env, LOG_LEVEL: 'info' }, (line) =>
-        line.includes('paygate worker started'),
-      ),
-    ),
-  );
-  const workers = started.map((s) => s.child);
-  children.push(...workers);
-  return workers;
-}
-
-async function stop(workers: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    workers.map(
-      (worker) =>
+const stop = (children: ChildProcess[]) =>
+  Promise.all(
+    children.map(
+      (child) =>
         new Promise((resolve) => {
-          worker.once('exit', resolve);
-          worker.kill('SIGTERM');
+          if (child.exitCode !== null) return resolve(undefined);
+          child.once('exit', resolve);
+          child.kill('SIGTERM');
         }),
     ),
   );
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** CPU seconds each of these processes has used so far, by pid (Linux /proc; none elsewhere). */
+function cpuSeconds(pids: readonly (number | undefined)[]): Map<number, number> {
+  const used = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      // After the command name: state is the 1st field, utime the 12th, stime the 13th (in ticks).
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      used.set(pid as number, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // gone, or no /proc
+    }
+  }
+  return used;
 }
 
-/** Seeds a backlog, lets `workerCount` workers drain it, and times it. */
-async function drain(run: string, workerCount: number, merchantId: bigint, url: string) {
-  const workers = await startWorkers(workerCount);
-  await seed(run, BACKLOG, merchantId, url);
-  const started = performance.now();
-  while ((await delivered(run)) < BACKLOG) await new Promise((resolve) => setTimeout(resolve, 50));
-  const seconds = (performance.now() - started) / 1000;
-  await stop(workers);
-  return { seconds, perSecond: BACKLOG / seconds };
+/** CPU seconds used between two readings, by the processes present in both (a pool may close one). */
+function cpuBetween(before: Map<number, number>, after: Map<number, number>): number | undefined {
+  let total: number | undefined;
+  for (const [pid, at] of before) {
+    const now = after.get(pid);
+    if (now !== undefined) total = (total ?? 0) + now - at;
+  }
+  return total;
 }
 
-try {
-  await migrate(db);
-  const services = createServices(config, db, { masterKey: Buffer.from(MASTER_KEY, 'base64') });
-  await services.platformKeys.ensure();
-  const merchant = await services.merchants.create('Bench', generateSigningKey().publicKey.toString('base64'));
-  const view = await onboardingView(services, merchant.accessKey);
-  const merchantRow = await db.query<{ id: bigint }>('SELECT id FROM merchants WHERE access_key = $1', [
-    merchant.accessKey,
-  ]);
-  const merchantId = merchantRow.rows[0]?.id as bigint;
-  const receiverChild = await startChild('packages/server/bench/receiver-server.ts', {
-    WEBHOOK_KEYS: JSON.stringify(view.webhookKeys),
-  });
-  children.push(receiverChild.child);
-  const receiver = urlOf(receiverChild.line);
-  const hook = `${receiver}/webhook/payment?shop=bench`;
-
-  // Warm-up: a small backlog through one worker (JIT, connections), not measured.
-  await seed('W', 500, merchantId, hook);
-  const warm = await startWorkers(1);
-  while ((await delivered('W')) < 500) await new Promise((resolve) => setTimeout(resolve, 50));
-  await stop(warm);
-
-  const sample = (await db.query<{ body: Uint8Array }>('SELECT body FROM events LIMIT 1')).rows[0]?.body as Uint8Array;
-  const ceiling = signingCeiling(Buffer.from(sample));
-  const one = await drain('A', 1, merchantId, hook);
-  const two = await drain('B', 2, merchantId, hook);
-  const stats = (await (await fetch(receiver)).json()) as { verified: number; refused: number };
-
-  const row = (name: string, r: { seconds: number; perSecond: number }) =>
-    `| ${name.padEnd(30)} | ${r.perSecond.toFixed(0).padStart(12)} | ${r.seconds.toFixed(1).padStart(11)} | ${(
-      (100 * r.perSecond) /
-      ceiling
-    )
-      .toFixed(1)
-      .padStart(8)}% |`;
-  console.log(
-    `PostgreSQL; ${config.webhookConcurrency} deliveries in flight per worker; receiver verifies every signature in its own process`,
-  );
-  console.log('| scenario                       | deliveries/s | drain 10k s | of sign. |');
-  console.log('|--------------------------------|--------------|-------------|----------|');
-  console.log(
-    `| ${'ceiling: signWebhook, 1 core'.padEnd(30)} | ${ceiling.toFixed(0).padStart(12)} |           — |        — |`,
-  );
-  console.log(row('1 worker process', one));
-  console.log(row('2 worker processes', two));
-  console.log(
-    `receiver: ${stats.verified} verified, ${stats.refused} refused; 2 workers / 1 worker = ${(two.perSecond / one.perSecond).toFixed(2)}x (2 cores shared with PostgreSQL and the receiver)`,
-  );
-} finally {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  await db.close();
-  await database.drop().catch(() => {});
-  rmSync(dataDir, { recursive: true, force: true });
+interface Drain {
+  readonly seconds: number;
+  readonly perSecond: number;
+  /**
+   * CPU milliseconds per delivery: the delivering process, the receiver, PostgreSQL's backends
+   * (those connected when the round starts).
+   */
+  readonly cpuMs: readonly (number | undefined)[];
 }
+
+async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paygate-bench-'));
+  const env: Record<string, string> = { PAYGATE_MASTER_KEY: MASTER_KEY, PAYGATE_DATA_DIR: dataDir };
+  if (database) env.DATABASE_URL = database.url;
+  const children: ChildProcess[] = [];
+  try {
+    // With PGlite the platform delivers itself; with PostgreSQL the workers do.
+    const host = await start(
+      'packages/server/bench/webhook-host.ts',
+      { ...env, PAYGATE_WORKERS: database ? 'false' : 'true' },
+      { ipc: true, ...(database ? {} : { profile: 'host' }) },
+    );
+    children.push(host.child);
+    const { webhookKeys } = JSON.parse(host.line) as { webhookKeys: unknown };
+    const receiverChild = await start('packages/server/bench/receiver-server.ts', {
+      WEBHOOK_KEYS: JSON.stringify(webhookKeys),
+    });
+    children.push(receiverChild.child);
+    const receiver = urlOf(receiverChild.line);
+    // A host name, as merchants' URLs have: every delivery goes through the SSRF guard's lookup.
+    const hook = `${receiver.replace('127.0.0.1', 'localhost')}/webhook/payment?shop=bench`;
+    const stats = async () => (await (await fetch(receiver)).json()) as { verified: number; refused: number };
+
+    const workers = async (count: number) => {
+      if (!database) return [];
+      const started = await Promise.all(
+        Array.from({ length: count }, () =>
+          start(
+            'packages/server/src/worker/main.ts',
+            { ...env, LOG_LEVEL: 'info' },
+            { ready: (line) => line.includes('paygate worker started'), ...(count === 1 ? { profile: 'worker' } : {}) },
+          ),
+        ),
+      );
+      children.push(...started.map((s) => s.child));
+      return started.map((s) => s.child);
+    };
+
+    /**
+     * Seeds `count` due events and times until every one is verified and settled as delivered;
+     * with the CPU time the delivering process and the receiver spent on them.
+     */
+    const drain = async (run: string, count: number, delivering: ChildProcess[]): Promise<Drain> => {
+      const before = (await stats()).verified;
+      await ask(host.child, { op: 'seed', run, count, url: hook });
+      // The backends open now are those the drain uses (pools keep their connections meanwhile).
+      const backends = (await ask(host.child, { op: 'backends' })) as number[];
+      const processes = [delivering.map((child) => child.pid), [receiverChild.child.pid], backends];
+      const cpuBefore = processes.map(cpuSeconds);
+      const started = performance.now();
+      // The receiver's count first (it costs the database nothing), then the settled rows.
+      while ((await stats()).verified < before + count) await sleep(10);
+      while (((await ask(host.child, { op: 'delivered', run })) as number) < count) await sleep(10);
+      const seconds = (performance.now() - started) / 1000;
+      const cpuMs = processes.map((pids, i) => {
+        const used = cpuBetween(cpuBefore[i] as Map<number, number>, cpuSeconds(pids));
+        return used === undefined ? undefined : (used * 1000) / count;
+      });
+      return { seconds, perSecond: count / seconds, cpuMs };
+    };
+
+    const one = await workers(1);
+    // The delivering process: the worker on PostgreSQL, the platform itself on PGlite.
+    const delivering = database ? one : [host.child];
+    await drain('W', WARM_UP, delivering); // JIT, connections, caches; not measured
+    const rounds: Drain[] = [];
+    for (let round = 0; round < ROUNDS; round++) rounds.push(await drain(`R${round}`, BACKLOG, delivering));
+    await stop(one);
+    let two: Drain | undefined;
+    if (database) {
+      const pair = await workers(2);
+      two = await drain('T', BACKLOG, pair);
+      await stop(pair);
+    }
+    const { verified, refused } = await stats();
+
+    const sorted = [...rounds].sort((a, b) => a.seconds - b.seconds);
+    const median = sorted[Math.floor(sorted.length / 2)] as Drain;
+    const range = (f: (d: Drain) => number, digits: number) =>
+      `${Math.min(...rounds.map(f)).toFixed(digits)}–${Math.max(...rounds.map(f)).toFixed(digits)}`;
+    console.log(
+      `\ndatabase: ${database ? 'PostgreSQL; one `paygate worker` process' : 'PGlite (embedded, the default); the platform process delivers'}; ` +
+        `receiver: merchant SDK verifier in its own process; ${ROUNDS} rounds of ${BACKLOG.toLocaleString('en')} due events`,
+    );
+    console.log(
+      '| scenario                  | drain s | deliveries/s | CPU ms per delivery: delivering | receiver | PostgreSQL |',
+    );
+    console.log(
+      '|---------------------------|---------|--------------|---------------------------------|----------|------------|',
+    );
+    const ms = (value: number | undefined, width: number) =>
+      (value === undefined ? '—' : value.toFixed(3)).padStart(width);
+    const row = (name: string, d: Drain) =>
+      `| ${name.padEnd(25)} | ${d.seconds.toFixed(2).padStart(7)} | ${d.perSecond.toFixed(0).padStart(12)} | ` +
+      `${ms(d.cpuMs[0], 31)} | ${ms(d.cpuMs[1], 8)} | ${ms(d.cpuMs[2], 10)} |`;
+    rounds.forEach((d, i) => console.log(row(`1 worker, round ${i + 1}`, d)));
+    if (two) console.log(row('2 workers (no target)', two));
+    console.log(`receiver: ${verified} verified, ${refused} refused`);
+    const pass = (ok: boolean) => (refused === 0 && ok ? 'PASS' : 'FAIL');
+    console.log(
+      `deliveries/s with one worker: median ${median.perSecond.toFixed(0)} (range ${range((d) => d.perSecond, 0)}) ` +
+        `(target ≥ ${TARGET_PER_SECOND}): ${pass(median.perSecond >= TARGET_PER_SECOND)}`,
+    );
+    console.log(
+      `backlog of ${BACKLOG.toLocaleString('en')} drained in: median ${median.seconds.toFixed(2)} s (range ${range((d) => d.seconds, 2)} s) ` +
+        `(target < ${TARGET_DRAIN_SECONDS} s): ${pass(median.seconds < TARGET_DRAIN_SECONDS)}`,
+    );
+  } finally {
+    await stop(children);
+    await database?.drop().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// Both databases, PostgreSQL first (when one answers), then the embedded default.
+const only = process.env.BENCH_DATABASE;
+if (only !== 'pglite') {
+  const database = await postgresUrl();
+  if (database) await benchmark(database);
+  else console.log('\nPostgreSQL: none answered; skipped');
+}
+if (only !== 'postgres') await benchmark(undefined);
