@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  cachingResolver,
   DestinationRefused,
+  DNS_CACHE_MS,
   isGlobalUnicast,
   type Resolver,
   refusedHost,
@@ -257,6 +259,40 @@ describe('SSRF guard: the allow-list', () => {
       DestinationRefused,
     );
     assert.ok(await resolveDestination('http://shop.example/', { ...strict, resolve }));
+  });
+
+  it('reuses a DNS answer briefly but checks it on every attempt: a name rebound to loopback is refused once it runs out', async () => {
+    const answers: Record<string, string[]> = { 'shop.example': ['93.184.216.34'], 'lan.example': ['10.0.0.7'] };
+    let lookups = 0;
+    const dns: Resolver = async (hostname) => {
+      lookups++;
+      return table(answers)(hostname);
+    };
+    let clock = 1_000_000;
+    const resolve = cachingResolver(dns, () => clock);
+    const attempt = (url: string) => resolveDestination(url, { ...strict, resolve });
+
+    assert.equal((await attempt('https://shop.example/hook')).address, '93.184.216.34');
+    answers['shop.example'] = ['127.0.0.1']; // rebinding
+    clock += DNS_CACHE_MS - 1;
+    // Within the answer's time the connection still goes to the address checked, never elsewhere.
+    assert.equal((await attempt('https://shop.example/other')).address, '93.184.216.34');
+    assert.equal(lookups, 1, 'one lookup for both attempts');
+    clock += 1;
+    await assert.rejects(attempt('https://shop.example/hook'), DestinationRefused, 'the new answer is checked');
+    await assert.rejects(attempt('https://shop.example/hook'), DestinationRefused, 'and stays refused');
+    assert.equal(lookups, 2);
+
+    // A cached private answer is refused on every attempt, not only the first.
+    await assert.rejects(attempt('https://lan.example/'), DestinationRefused);
+    await assert.rejects(attempt('https://lan.example/'), DestinationRefused);
+    assert.equal(lookups, 3);
+
+    // A failed lookup is not kept: the next attempt asks again.
+    await assert.rejects(attempt('https://new.example/'), DestinationRefused);
+    answers['new.example'] = ['8.8.8.8'];
+    assert.equal((await attempt('https://new.example/')).address, '8.8.8.8');
+    assert.equal(lookups, 5);
   });
 
   it('allows loopback and private addresses when PAYGATE_WEBHOOK_ALLOW_PRIVATE is on', async () => {

@@ -312,6 +312,68 @@ for (const database of databases()) {
       assert.equal(receiver.received.length, 4);
     });
 
+    it('an answer with a NUL byte is recorded (U+FFFD in its excerpt), with the attempts settled beside it', async () => {
+      receiver.fallback = { status: 200, body: 'ok\u0000done' };
+      const first = await succeedPayment(platform, merchant, `${receiver.url}/hooks`);
+      receiver.script({ status: 200, body: 'plain' });
+      const second = await succeedPayment(platform, merchant, `${receiver.url}/hooks`);
+      // Both claimed at once and sent together: their settlements go out in one statement.
+      const claimed = await platform.services.webhooks.claim('w', 10);
+      assert.equal(claimed.length, 2);
+      const outcomes = await Promise.all(claimed.map((event) => platform.services.webhooks.deliver(event, 'w')));
+      assert.deepEqual(outcomes, ['delivered', 'delivered']);
+      const excerpts = [];
+      for (const orderNo of [first, second]) {
+        const [event] = await eventRows(platform, 'order_no = $1', [orderNo]);
+        assert.equal(event?.delivery_status, 'delivered');
+        excerpts.push(...(await attemptRows(platform, event?.event_id as string)).map((a) => a.response_excerpt));
+      }
+      assert.deepEqual(excerpts.sort(), ['ok\uFFFDdone', 'plain']);
+    });
+
+    it('an event claimed so long ago that its lease could run out mid-attempt is given back, not sent', async () => {
+      const orderNo = await succeedPayment(platform, merchant, `${receiver.url}/hooks`);
+      const [event] = await platform.services.webhooks.claim('slow-worker', 1);
+      assert.ok(event);
+      platform.advance(LEASE_MS - 5_000);
+      assert.equal(await platform.services.webhooks.deliver(event, 'slow-worker'), 'lost-lease');
+      assert.equal(receiver.received.length, 0, 'nothing sent');
+      const [row] = await platform.services.db
+        .query<{ lease_owner: string | null; attempt_count: number }>(
+          'SELECT lease_owner, attempt_count FROM events WHERE order_no = $1',
+          [orderNo],
+        )
+        .then((r) => r.rows);
+      assert.deepEqual(row, { lease_owner: null, attempt_count: 0 }, 'lease ended, the claim not counted');
+      assert.deepEqual(await drain(platform), ['delivered']);
+      assert.equal(receiver.received.length, 1);
+    });
+
+    it('a stopping dispatcher gives back the events it claimed ahead and did not send', async () => {
+      receiver.fallback = { status: 200, body: 'ok', delayMs: 300 };
+      const orderNos: string[] = [];
+      for (let i = 0; i < 6; i++) orderNos.push(await succeedPayment(platform, merchant, `${receiver.url}/hooks`));
+      // One request in flight at a time; the claim takes the whole lease window ahead of it.
+      const stop = startDispatcher(platform.services.webhooks, silentLog, {
+        concurrency: 1,
+        worker: 'stopping',
+        pollMs: 20,
+      });
+      await receiver.waitFor(1);
+      await stop();
+      const rows = await eventRows(platform, 'order_no = ANY($1)', [orderNos]);
+      const sent = rows.filter((row) => row.delivery_status === 'delivered');
+      const unsent = rows.filter((row) => row.delivery_status === 'pending');
+      assert.equal(sent.length, receiver.received.length);
+      assert.ok(unsent.length >= 4, `${unsent.length} left`);
+      const leases = await platform.services.db.query(
+        `SELECT 1 FROM events WHERE order_no = ANY($1) AND (lease_owner IS NOT NULL OR (delivery_status = 'pending' AND attempt_count > 0))`,
+        [orderNos],
+      );
+      assert.equal(leases.rows.length, 0, 'no lease left behind, no claim counted as an attempt');
+      assert.equal((await drain(platform)).length, unsent.length, 'another worker takes them at once');
+    });
+
     it('connection errors, timeouts and redirects are failures; a redirect is never followed', async () => {
       const target = await startReceiver();
       try {
@@ -545,6 +607,44 @@ describe(
         assert.equal(attempts, 200);
         const pending = await a.services.db.query(`SELECT 1 FROM events WHERE delivery_status <> 'delivered'`);
         assert.equal(pending.rows.length, 0);
+      } finally {
+        await a.close();
+        await b.close();
+        await receiver.close();
+      }
+    });
+
+    it('two workers claiming batches at once get disjoint events, every due one claimed once', async () => {
+      const receiver = await startReceiver();
+      const a = await instance();
+      const b = await instance();
+      try {
+        await a.services.db.query(`UPDATE events SET delivery_status = 'delivered' WHERE delivery_status = 'pending'`);
+        const shop = await createMerchant(a, 'Batch claims');
+        for (let i = 0; i < 50; i++) {
+          const orderNo = await createPayment(a, shop, `${receiver.url}/hooks`);
+          await post(a, shop, '/api/v1/sandbox/payments/simulate', { orderNo, status: 'FAILED' });
+        }
+        const rounds = await Promise.all([
+          a.services.webhooks.claim('worker-a', 30),
+          b.services.webhooks.claim('worker-b', 30),
+          a.services.webhooks.claim('worker-c', 30),
+        ]);
+        const ids = rounds.flat().map((event) => event.event_id);
+        assert.equal(ids.length, 50, `claimed ${rounds.map((r) => r.length).join(' + ')}`);
+        assert.equal(new Set(ids).size, 50, 'no event claimed twice');
+        assert.deepEqual(await a.services.webhooks.claim('worker-d', 30), [], 'nothing left while leased');
+        const owners = await a.services.db.query<{ lease_owner: string; n: bigint }>(
+          `SELECT lease_owner, count(*)::bigint AS n FROM events WHERE delivery_status = 'pending' GROUP BY lease_owner`,
+        );
+        assert.deepEqual(
+          Object.fromEntries(owners.rows.map((row) => [row.lease_owner, Number(row.n)])),
+          Object.fromEntries(
+            ['worker-a', 'worker-b', 'worker-c']
+              .map((worker, i) => [worker, rounds[i]?.length ?? 0])
+              .filter(([, n]) => n !== 0),
+          ),
+        );
       } finally {
         await a.close();
         await b.close();

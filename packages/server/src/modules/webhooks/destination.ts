@@ -157,6 +157,41 @@ export type Resolver = (hostname: string) => Promise<{ address: string; family: 
 
 export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
+/** How long a DNS answer is reused for deliveries to the same host. */
+export const DNS_CACHE_MS = 5_000;
+const DNS_CACHE_HOSTS = 1_024;
+
+/**
+ * A resolver that reuses each host's answer for `ttlMs` (one lookup for a burst of deliveries to
+ * one merchant, instead of one per attempt), with one lookup in flight per host; failures are not
+ * kept. Only the answer is cached, never a verdict: the guard still checks every address of it on
+ * every attempt and pins the connection to a checked one, so a name rebound to a private address
+ * is refused as soon as its cached answer runs out, and nothing ever connects to an address the
+ * guard has not approved.
+ */
+export function cachingResolver(
+  resolve: Resolver,
+  now: () => number,
+  ttlMs = DNS_CACHE_MS,
+  maxHosts = DNS_CACHE_HOSTS,
+): Resolver {
+  const answers = new Map<string, { answer: ReturnType<Resolver>; expires: number }>();
+  return (hostname) => {
+    const at = now();
+    const cached = answers.get(hostname);
+    if (cached && at < cached.expires) return cached.answer;
+    answers.delete(hostname);
+    const answer = resolve(hostname);
+    answers.set(hostname, { answer, expires: at + ttlMs });
+    answer.catch(() => {
+      if (answers.get(hostname)?.answer === answer) answers.delete(hostname);
+    });
+    // Oldest entry out (Map keeps insertion order; a refreshed host is inserted anew).
+    if (answers.size > maxHosts) answers.delete(answers.keys().next().value as string);
+    return answer;
+  };
+}
+
 /** Where a webhook may be sent: the URL's parts and the one address the connection is pinned to. */
 export interface Destination {
   readonly url: URL;

@@ -46,7 +46,7 @@ function agentFor(destination: Destination): HttpAgent {
     agents.set(key, agent); // most recently used last
     return agent;
   }
-  const options = { keepAlive: true, maxSockets: 16, maxFreeSockets: 4, timeout: 30_000 };
+  const options = { keepAlive: true, maxSockets: 16, maxFreeSockets: 16, timeout: 30_000 };
   agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
   agents.set(key, agent);
   if (agents.size > MAX_AGENTS) {
