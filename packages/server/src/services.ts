@@ -11,6 +11,7 @@ import { Payouts } from './modules/payouts/service.js';
 import { PlatformKeys } from './modules/platform-keys/service.js';
 import { PortalAccounts } from './modules/portal/service.js';
 import { Rates } from './modules/rates/service.js';
+import { RejectedRequests } from './modules/rejected-requests/service.js';
 import { Metrics } from './modules/metrics/metrics.js';
 import { type WebhookOptions, Webhooks } from './modules/webhooks/service.js';
 
@@ -30,6 +31,8 @@ export interface Services {
   readonly rates: Rates;
   /** Merchant portal users, sign-in and sessions. */
   readonly portal: PortalAccounts;
+  /** Sandbox authentication failures, kept for the merchant's portal. */
+  readonly rejectedRequests: RejectedRequests;
   /** Webhook delivery: the dispatcher step, event listing and resend. */
   readonly webhooks: Webhooks;
   readonly metrics: Metrics;
@@ -72,6 +75,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     observer: metrics,
   });
   const channels = channelRegistry(config, { metrics, now });
+  const merchants = new Merchants(db, config.environment, now);
   return {
     config,
     db,
@@ -80,13 +84,14 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     webhooks,
     metrics,
     platformKeys,
-    merchants: new Merchants(db, config.environment, now),
+    merchants,
     payments: new Payments(db, config, paymentHooks, now, channels),
     nonces,
     ledger,
     payouts: new Payouts(db, config, ledger, now, channels),
     balances: new Balances(ledger),
     rates: new Rates(config),
-    portal: new PortalAccounts(db, config, now),
+    portal: new PortalAccounts(db, config, merchants, now),
+    rejectedRequests: new RejectedRequests(db, (accessKey) => merchants.idOfAnyEnvironment(accessKey), now),
   };
 }

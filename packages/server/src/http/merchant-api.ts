@@ -96,21 +96,16 @@ export function merchantApiScope(
       services.metrics.authFailure(step);
       request.log.info({ auth: { step, reason, accessKey } }, 'request refused: UNAUTHORIZED');
       if (services.config.environment === 'sandbox') {
-        services.db
-          .query(
-            `INSERT INTO rejected_requests (merchant_id, access_key, method, path, step, reason, signature_base, request_id, created_at)
-             VALUES ((SELECT id FROM merchants WHERE access_key = $1), $1, $2, $3, $4, $5, $6, $7, $8)`,
-            [
-              accessKey ?? null,
-              request.raw.method ?? '',
-              path.slice(0, 512),
-              step,
-              reason,
-              signatureBase ?? null,
-              request.id,
-              new Date(services.now()),
-            ],
-          )
+        services.rejectedRequests
+          .record({
+            accessKey,
+            method: request.raw.method ?? '',
+            path,
+            step,
+            reason,
+            signatureBase,
+            requestId: request.id,
+          })
           .catch((error: unknown) => request.log.warn({ err: error }, 'could not record the rejected request'));
       }
       throw unauthorized();

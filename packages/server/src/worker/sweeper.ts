@@ -14,9 +14,7 @@ export async function sweepOnce(services: Services): Promise<{ expired: number; 
     if (batch < 100) break;
   }
   const noncesPurged = await services.nonces.purge();
-  await services.db.query('DELETE FROM rejected_requests WHERE created_at < $1', [
-    new Date(services.now() - 7 * 86_400_000),
-  ]);
+  await services.rejectedRequests.purge();
   return { expired, noncesPurged };
 }
 

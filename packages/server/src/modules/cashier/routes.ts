@@ -91,10 +91,8 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
     const merchantId = await payments.ownerOf(orderNo);
     if (merchantId === undefined) return undefined;
     const payment = await payments.get(merchantId, { orderNo });
-    const merchant = await services.db.query<{ name: string }>('SELECT name FROM merchants WHERE id = $1', [
-      merchantId,
-    ]);
-    return { merchantId, merchantName: merchant.rows[0]?.name ?? 'the merchant', payment };
+    const merchant = await services.merchants.profile(merchantId);
+    return { merchantId, merchantName: merchant?.name ?? 'the merchant', payment };
   };
   const isOpen = (payment: PaymentView) => payment.status === 'PENDING' && payment.expiresAt > services.now();
   const page = (loaded: Loaded, extra: { values?: { name: string; documentNumber: string }; errors?: FieldError[] }) =>

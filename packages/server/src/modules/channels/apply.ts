@@ -11,13 +11,10 @@ export interface ApplyResult {
 }
 
 /** The order an update names, with the channel that serves it (NULL: the built-in sandbox). */
-async function owner(services: Services, update: ChannelUpdate) {
-  const table = update.kind === 'payment' ? 'payments' : 'payouts';
-  const result = await services.db.query<{ merchant_id: bigint; channel: string | null }>(
-    `SELECT merchant_id, channel FROM ${table} WHERE order_no = $1`,
-    [update.reference],
-  );
-  return result.rows[0];
+function owner(services: Services, update: ChannelUpdate) {
+  return update.kind === 'payment'
+    ? services.payments.servedBy(update.reference)
+    : services.payouts.servedBy(update.reference);
 }
 
 /**
@@ -34,7 +31,7 @@ export async function applyUpdate(services: Services, channel: string, update: C
   if (order.channel !== channel) {
     return { outcome: 'wrong_channel', detail: `the order is served by ${order.channel ?? 'the sandbox channel'}` };
   }
-  const merchantId = order.merchant_id;
+  const merchantId = order.merchantId;
   const orderNo = update.reference;
   try {
     if (update.kind === 'payment') {

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../../db/db.js';
+import type { ClaimedPoll } from '../../db/order-polls.js';
 import { DomainError } from '../../errors.js';
 import type { Services } from '../../services.js';
 
@@ -40,17 +41,6 @@ export interface PollOptions {
   readonly returnWindowMs?: number;
 }
 
-interface Claimed {
-  id: bigint;
-  order_no: string;
-  merchant_id: bigint;
-  channel: string;
-  channel_trade_no: string | null;
-  status: string;
-  /** Payments: PENDING and past its expiry, so it is withdrawn at its channel instead of queried. */
-  expired: boolean;
-}
-
 export interface PollResult {
   /** Orders queried at their channel. */
   readonly queried: number;
@@ -60,62 +50,8 @@ export interface PollResult {
   readonly failed: number;
 }
 
-/**
- * Claims due orders of one table and pushes their next poll out, in one statement: SKIP LOCKED
- * lets several workers share the work, and the new next_poll_at is both the lease (another
- * worker does not take the order meanwhile) and the per-order backoff, doubling with each
- * attempt from PAYGATE_CHANNEL_POLL_AFTER up to maxBackoffMs. An order is first due
- * PAYGATE_CHANNEL_POLL_AFTER after it reached its channel (payments: created; payouts: confirmed).
- *
- * Payments: a PENDING payment is also due at its expiry (the backoff never carries its next poll
- * past it), when it is withdrawn at its channel rather than queried. Payouts: a PENDING payout
- * is polled only when a confirm could not tell whether the channel took it (next_poll_at set by
- * the confirm that met a channel down): the channel's answer decides. A SUCCEEDED payout is
- * still polled for `returnWindowMs` after it succeeded: a return can come days later, and its
- * notification may never come.
- */
-async function claim(
-  services: Services,
-  table: 'payments' | 'payouts',
-  limit: number,
-  maxBackoffMs: number,
-  returnWindowMs: number,
-) {
-  const payments = table === 'payments';
-  const backoff = `$1::timestamptz + LEAST($2::float8 * power(2, LEAST(poll_attempts, 30)), $3::float8) * interval '1 millisecond'`;
-  const next = payments
-    ? `CASE WHEN status = 'PENDING' AND expires_at > $1 THEN LEAST(${backoff}, expires_at) ELSE ${backoff} END`
-    : backoff;
-  const firstDue = payments
-    ? `LEAST(created_at + $2::float8 * interval '1 millisecond', CASE WHEN status = 'PENDING' THEN expires_at END)`
-    : `COALESCE(confirmed_at, finalized_at) + $2::float8 * interval '1 millisecond'`;
-  const open = payments
-    ? `status IN ('PENDING', 'PROCESSING')`
-    : `(status = 'PROCESSING' OR (status = 'PENDING' AND next_poll_at IS NOT NULL)
-        OR (status = 'SUCCEEDED' AND finalized_at > $1::timestamptz - $5::float8 * interval '1 millisecond'))`;
-  const expired = payments ? `(status = 'PENDING' AND expires_at <= $1)` : 'false';
-  const result = await services.db.query<Claimed>(
-    `UPDATE ${table} SET poll_attempts = poll_attempts + 1, next_poll_at = ${next}
-      WHERE id IN (
-        SELECT id FROM ${table}
-         WHERE ${open} AND channel IS NOT NULL
-           AND COALESCE(next_poll_at, ${firstDue}) <= $1::timestamptz
-         ORDER BY COALESCE(next_poll_at, ${firstDue}) LIMIT $4
-           FOR UPDATE SKIP LOCKED)
-      RETURNING id, order_no, merchant_id, channel, channel_trade_no, status, ${expired} AS expired`,
-    [
-      new Date(services.now()),
-      services.config.channelPollAfterMs,
-      maxBackoffMs,
-      limit,
-      ...(payments ? [] : [returnWindowMs]),
-    ],
-  );
-  return result.rows;
-}
-
 /** Settles one order from its channel's answer through the same service methods as the sandbox helpers. */
-async function settle(services: Services, kind: 'payment' | 'payout', order: Claimed, state: PolledState) {
+async function settle(services: Services, kind: 'payment' | 'payout', order: ClaimedPoll, state: PolledState) {
   const merchantId = order.merchant_id;
   const orderNo = order.order_no;
   if (state.status === order.status) return false; // nothing new (a payout still held by its channel)
@@ -178,11 +114,17 @@ export async function pollOnce(services: Services, options: PollOptions): Promis
   let queried = 0;
   let applied = 0;
   let failed = 0;
-  for (const [table, kind] of [
-    ['payments', 'payment'],
-    ['payouts', 'payout'],
-  ] as const) {
-    const due = await claim(services, table, limit, maxBackoffMs, options.returnWindowMs ?? 7 * 86_400_000);
+  for (const kind of ['payment', 'payout'] as const) {
+    // Each order module claims its own rows (the poll columns live on the order).
+    const claim = {
+      now: new Date(services.now()),
+      pollAfterMs: services.config.channelPollAfterMs,
+      maxBackoffMs,
+      limit,
+      returnWindowMs: options.returnWindowMs ?? 7 * 86_400_000,
+    };
+    const due =
+      kind === 'payment' ? await services.payments.claimDuePolls(claim) : await services.payouts.claimDuePolls(claim);
     for (const order of due) {
       const channel = options.channel(order.channel);
       if (!channel) continue;
@@ -200,9 +142,7 @@ export async function pollOnce(services: Services, options: PollOptions): Promis
         if (state && (await settle(services, kind, order, state))) applied++;
         if (!state && kind === 'payout' && order.status === 'PENDING') {
           // The channel never got this unconfirmed payout: nothing to wait for.
-          await services.db.query(`UPDATE payouts SET next_poll_at = NULL WHERE id = $1 AND status = 'PENDING'`, [
-            order.id,
-          ]);
+          await services.payouts.stopPolling(order.id);
         }
       } catch (error) {
         if (isUnavailable(error)) throw error;

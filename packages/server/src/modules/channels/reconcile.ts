@@ -1,6 +1,8 @@
 import type { Queryable } from '../../db/db.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { scaleOf } from '../catalog/catalog.js';
+import { paymentBook } from '../payments/service.js';
+import { payoutBook } from '../payouts/service.js';
 
 /**
  * Reconciliation of a channel's daily settlement file against our books (issue 13, item 6).
@@ -86,16 +88,6 @@ function sameStatus(line: SettlementLine, ours: string): boolean {
   return expectedStatuses(line).includes(ours);
 }
 
-interface BookRow {
-  type: 'charge' | 'transfer' | 'return';
-  reference: string;
-  status: string;
-  currency: string;
-  amount_minor: bigint;
-  paid_minor: bigint | null;
-  in_day: boolean;
-}
-
 /**
  * Compares the file with our books for `channel` on `date` (YYYY-MM-DD, UTC): each line's order
  * is looked up (missing in books, status, amount); every order of that channel final that day
@@ -112,19 +104,9 @@ export async function reconcile(
   if (Number.isNaN(from.getTime())) throw new Error(`not a date: ${date} (YYYY-MM-DD)`);
   const to = new Date(from.getTime() + 86_400_000);
   const references = lines.map((line) => line.reference);
-  const books = await db.query<BookRow>(
-    `SELECT 'charge' AS type, order_no AS reference, status, currency, amount_minor, paid_amount_minor AS paid_minor,
-            (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED')) AS in_day
-       FROM payments WHERE channel = $1 AND (order_no = ANY($4::text[]) OR (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED')))
-     UNION ALL
-     SELECT 'transfer', order_no, status, currency, amount_minor, NULL,
-            (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'REFUNDED'))
-       FROM payouts WHERE channel = $1 AND (order_no = ANY($4::text[]) OR (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'REFUNDED')))
-     UNION ALL
-     SELECT 'return', order_no, status, currency, refund_amount_minor, NULL, (refunded_at >= $2 AND refunded_at < $3)
-       FROM payouts WHERE channel = $1 AND status = 'REFUNDED' AND (order_no = ANY($4::text[]) OR (refunded_at >= $2 AND refunded_at < $3))`,
-    [channel, from, to, references],
-  );
+  // Each order module reads its own table: the channel's orders final that day or named in the file.
+  const day = { channel, from, to, references };
+  const books = { rows: [...(await paymentBook(db, day)), ...(await payoutBook(db, day))] };
   const key = (type: string, reference: string) => `${type}:${reference}`;
   const ours = new Map(books.rows.map((row) => [key(row.type, row.reference), row]));
   const seen = new Set<string>();

@@ -15,6 +15,14 @@ export interface Merchant {
   readonly publicKeys: readonly Buffer[];
 }
 
+/** Who a merchant is, without its keys. */
+export interface MerchantProfile {
+  readonly id: bigint;
+  readonly name: string;
+  readonly accessKey: string;
+  readonly environment: Environment;
+}
+
 export type MerchantKeyInfo = MerchantKey;
 
 /** At most this many active public keys per merchant (old and new during a rotation). */
@@ -142,18 +150,40 @@ export class Merchants {
     return { accessKey, disabled };
   }
 
-  private async merchantId(accessKey: string): Promise<bigint> {
-    const result = await this.db.query<{ id: bigint }>(
-      'SELECT id FROM merchants WHERE access_key = $1 AND environment = $2',
-      [accessKey, this.environment],
-    );
-    const id = result.rows[0]?.id;
+  /** The id of this environment's merchant with `accessKey`; NOT_FOUND when there is none. */
+  async idOf(accessKey: string): Promise<bigint> {
+    const id = await this.findId(accessKey);
     if (id === undefined) throw new DomainError('NOT_FOUND', 'no such merchant');
     return id;
   }
 
+  /** The id of this environment's merchant with `accessKey`, disabled or not; `undefined` when unknown. */
+  async findId(accessKey: string): Promise<bigint | undefined> {
+    const result = await this.db.query<{ id: bigint }>(
+      'SELECT id FROM merchants WHERE access_key = $1 AND environment = $2',
+      [accessKey, this.environment],
+    );
+    return result.rows[0]?.id;
+  }
+
+  /** The id of the merchant with `accessKey` in any environment (sandbox rejection records); `undefined` when unknown. */
+  async idOfAnyEnvironment(accessKey: string): Promise<bigint | undefined> {
+    const result = await this.db.query<{ id: bigint }>('SELECT id FROM merchants WHERE access_key = $1', [accessKey]);
+    return result.rows[0]?.id;
+  }
+
+  /** A merchant's name, access key and environment by id, disabled or not (portal sessions, cashier page). */
+  async profile(id: bigint): Promise<MerchantProfile | undefined> {
+    const result = await this.db.query<{ name: string; access_key: string; environment: Environment }>(
+      'SELECT name, access_key, environment FROM merchants WHERE id = $1',
+      [id],
+    );
+    const row = result.rows[0];
+    return row && { id, name: row.name, accessKey: row.access_key, environment: row.environment };
+  }
+
   async keys(accessKey: string): Promise<MerchantKeyInfo[]> {
-    const id = await this.merchantId(accessKey);
+    const id = await this.idOf(accessKey);
     const result = await this.db.query<{
       id: bigint;
       public_key: Uint8Array;
@@ -175,7 +205,7 @@ export class Merchants {
   /** Adds an active public key; refused when two are active already (retire one first). */
   async addKey(accessKey: string, publicKeyText: string): Promise<MerchantKeyInfo[]> {
     const publicKey = parsePublicKey(publicKeyText);
-    const id = await this.merchantId(accessKey);
+    const id = await this.idOf(accessKey);
     try {
       await this.db.transaction(async (tx) => {
         // Lock the merchant so two concurrent additions cannot both see one active key.
@@ -202,7 +232,7 @@ export class Merchants {
 
   /** Retires one of the merchant's keys (by id or base64 public key); the last active key cannot go. */
   async retireKey(accessKey: string, key: string): Promise<MerchantKeyInfo[]> {
-    const id = await this.merchantId(accessKey);
+    const id = await this.idOf(accessKey);
     await this.db.transaction(async (tx) => {
       await tx.query('SELECT id FROM merchants WHERE id = $1 FOR UPDATE', [id]);
       const active = await tx.query<{ id: bigint; public_key: Uint8Array }>(

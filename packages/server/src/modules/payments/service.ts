@@ -14,6 +14,7 @@ import type { Config } from '../../config.js';
 import { BatchedLookup } from '../../db/batch.js';
 import { type Db, prepared, type Queryable } from '../../db/db.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
+import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
 import {
   channelUnavailable,
   duplicateOrder,
@@ -557,6 +558,21 @@ export class Payments {
     );
     return result.rows[0]?.merchant_id;
   }
+
+  /** The merchant and channel of an order number (channel updates); `undefined` when there is no such order. */
+  async servedBy(orderNo: string): Promise<{ merchantId: bigint; channel: string | null } | undefined> {
+    const result = await this.db.query<{ merchant_id: bigint; channel: string | null }>(
+      'SELECT merchant_id, channel FROM payments WHERE order_no = $1',
+      [orderNo],
+    );
+    const row = result.rows[0];
+    return row && { merchantId: row.merchant_id, channel: row.channel };
+  }
+
+  /** Claims channel-routed payments due for a status query at their channel (db/order-polls.ts says when). */
+  claimDuePolls(claim: PollClaim): Promise<ClaimedPoll[]> {
+    return claimDuePolls(this.db, 'payments', claim);
+  }
 }
 
 /** A report from a channel other than the one serving the order (the sandbox helpers are the built-in channel's). */
@@ -572,4 +588,35 @@ function channelTradeNo(): string {
   return `CH${Date.now().toString(36).toUpperCase()}${Math.floor(Math.random() * 1e6)
     .toString()
     .padStart(6, '0')}`;
+}
+
+/** One order of a channel's day as reconciliation compares it with the settlement file. */
+export interface BookRow {
+  type: 'charge' | 'transfer' | 'return';
+  reference: string;
+  status: string;
+  currency: string;
+  amount_minor: bigint;
+  paid_minor: bigint | null;
+  /** Final (or, for a return, refunded) within the day. */
+  in_day: boolean;
+}
+
+/** Which orders of a channel reconciliation reads: those final in [from, to) and those the file names. */
+export interface BookDay {
+  readonly channel: string;
+  readonly from: Date;
+  readonly to: Date;
+  readonly references: readonly string[];
+}
+
+/** The channel's payments of a day as charges (channel reconciliation). */
+export async function paymentBook(q: Queryable, day: BookDay): Promise<BookRow[]> {
+  const result = await q.query<BookRow>(
+    `SELECT 'charge' AS type, order_no AS reference, status, currency, amount_minor, paid_amount_minor AS paid_minor,
+            (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED')) AS in_day
+       FROM payments WHERE channel = $1 AND (order_no = ANY($4::text[]) OR (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED')))`,
+    [day.channel, day.from, day.to, day.references],
+  );
+  return result.rows;
 }

@@ -15,6 +15,7 @@ import {
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
+import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
 import {
   channelUnavailable,
   DomainError,
@@ -40,7 +41,7 @@ import {
   merchantAccount,
   platformAccount,
 } from '../ledger/service.js';
-import { notTheChannel } from '../payments/service.js';
+import { type BookDay, type BookRow, notTheChannel } from '../payments/service.js';
 import { payoutFee } from '../rates/fees.js';
 
 export { PAYOUT_STATUSES, type PayoutStatus };
@@ -582,6 +583,26 @@ export class Payouts {
     ]);
     return result.rows[0];
   }
+
+  /** The merchant and channel of an order number (channel updates); `undefined` when there is no such order. */
+  async servedBy(orderNo: string): Promise<{ merchantId: bigint; channel: string | null } | undefined> {
+    const result = await this.db.query<{ merchant_id: bigint; channel: string | null }>(
+      'SELECT merchant_id, channel FROM payouts WHERE order_no = $1',
+      [orderNo],
+    );
+    const row = result.rows[0];
+    return row && { merchantId: row.merchant_id, channel: row.channel };
+  }
+
+  /** A PENDING payout its channel never got (polling found nothing there): no more polls of it. */
+  async stopPolling(id: bigint): Promise<void> {
+    await this.db.query(`UPDATE payouts SET next_poll_at = NULL WHERE id = $1 AND status = 'PENDING'`, [id]);
+  }
+
+  /** Claims channel-routed payouts due for a status query at their channel (db/order-polls.ts says when). */
+  claimDuePolls(claim: PollClaim): Promise<ClaimedPoll[]> {
+    return claimDuePolls(this.db, 'payouts', claim);
+  }
 }
 
 function refundFields(row: PayoutRow): Pick<PayoutView, 'refundNo' | 'refundAmount' | 'refundTime'> {
@@ -610,4 +631,18 @@ function withoutPayee(error: unknown): unknown {
 
 function channelTradeNo(now: Date): string {
   return `CHW${now.getTime().toString(36).toUpperCase()}${randomBytes(3).toString('hex').toUpperCase()}`;
+}
+
+/** The channel's payouts of a day as transfers, and its returns (channel reconciliation). */
+export async function payoutBook(q: Queryable, day: BookDay): Promise<BookRow[]> {
+  const result = await q.query<BookRow>(
+    `SELECT 'transfer' AS type, order_no AS reference, status, currency, amount_minor, NULL::bigint AS paid_minor,
+            (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'REFUNDED')) AS in_day
+       FROM payouts WHERE channel = $1 AND (order_no = ANY($4::text[]) OR (finalized_at >= $2 AND finalized_at < $3 AND status IN ('SUCCEEDED', 'FAILED', 'REFUNDED')))
+     UNION ALL
+     SELECT 'return', order_no, status, currency, refund_amount_minor, NULL, (refunded_at >= $2 AND refunded_at < $3)
+       FROM payouts WHERE channel = $1 AND status = 'REFUNDED' AND (order_no = ANY($4::text[]) OR (refunded_at >= $2 AND refunded_at < $3))`,
+    [day.channel, day.from, day.to, day.references],
+  );
+  return result.rows;
 }

@@ -289,7 +289,7 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
     auth.get('/rejected-requests', async (request) => {
       if (config.environment !== 'sandbox') throw new DomainError('NOT_FOUND', 'only in the sandbox');
       queryOf(request, []);
-      return success(await portal.rejectedRequests(sessionOf(request).merchant.id));
+      return success(await services.rejectedRequests.list(sessionOf(request).merchant.id));
     });
 
     registerEventRoutes(auth, services);

@@ -1,9 +1,9 @@
-import type { RejectedRequest } from '@paygate/wire';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Config, Environment } from '../../config.js';
 import type { Db } from '../../db/db.js';
 import { DomainError } from '../../errors.js';
+import type { Merchants } from '../merchants/service.js';
 import { parseInput } from '../../validation.js';
 import { portalErrors } from './errors.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -80,9 +80,6 @@ export interface PortalUserInfo {
   readonly createdAt: number;
 }
 
-/** A sandbox authentication failure, as the merchant sees it in the portal (the wire schema). */
-export type RejectedRequestView = RejectedRequest;
-
 /**
  * The CSRF token of a session: an HMAC of the session token, so it needs no storage, is stable
  * for the session's life, and cannot be computed without the (HttpOnly) session cookie.
@@ -104,6 +101,8 @@ export class PortalAccounts {
   constructor(
     private readonly db: Db,
     private readonly config: Pick<Config, 'environment'>,
+    /** Merchants are read through their module: the merchants table is not this module's. */
+    private readonly merchants: Pick<Merchants, 'idOf' | 'findId' | 'profile'>,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -114,12 +113,7 @@ export class PortalAccounts {
    */
   async invite(accessKey: string, emailInput: string): Promise<Invitation> {
     const address = parseInput(z.object({ email }), { email: emailInput }).email;
-    const merchant = await this.db.query<{ id: bigint }>(
-      'SELECT id FROM merchants WHERE access_key = $1 AND environment = $2',
-      [accessKey, this.config.environment],
-    );
-    const merchantId = merchant.rows[0]?.id;
-    if (merchantId === undefined) throw new DomainError('NOT_FOUND', 'no such merchant');
+    const merchantId = await this.merchants.idOf(accessKey);
     const token = newToken();
     const now = new Date(this.now());
     const expiresAt = new Date(now.getTime() + INVITATION_MS);
@@ -139,16 +133,16 @@ export class PortalAccounts {
   }
 
   async users(accessKey: string): Promise<PortalUserInfo[]> {
+    const merchantId = await this.merchants.findId(accessKey);
+    if (merchantId === undefined) return [];
     const result = await this.db.query<{
       email: string;
       password_hash: string | null;
       invite_expires_at: Date | null;
       created_at: Date;
     }>(
-      `SELECT u.email, u.password_hash, u.invite_expires_at, u.created_at
-         FROM portal_users u JOIN merchants m ON m.id = u.merchant_id
-        WHERE m.access_key = $1 AND m.environment = $2 ORDER BY u.id`,
-      [accessKey, this.config.environment],
+      'SELECT email, password_hash, invite_expires_at, created_at FROM portal_users WHERE merchant_id = $1 ORDER BY id',
+      [merchantId],
     );
     return result.rows.map((r) => ({
       email: r.email,
@@ -220,9 +214,9 @@ export class PortalAccounts {
       return inserted.rows[0]?.id as bigint;
     });
 
+    // A user's environment is its merchant's (an invitation names a merchant of this environment).
     const users = await this.db.query<{ id: bigint; password_hash: string | null }>(
-      `SELECT u.id, u.password_hash FROM portal_users u JOIN merchants m ON m.id = u.merchant_id
-        WHERE u.environment = $1 AND u.email = $2 AND m.environment = $1`,
+      'SELECT id, password_hash FROM portal_users WHERE environment = $1 AND email = $2',
       [this.config.environment, credentials.email],
     );
     const user = users.rows[0];
@@ -260,22 +254,19 @@ export class PortalAccounts {
       user_id: bigint;
       email: string;
       merchant_id: bigint;
-      name: string;
-      access_key: string;
-      environment: Environment;
       last_seen_at: Date;
       expires_at: Date;
     }>(
-      `SELECT s.id, s.user_id, u.email, s.merchant_id, m.name, m.access_key, m.environment, s.last_seen_at, s.expires_at
+      `SELECT s.id, s.user_id, u.email, s.merchant_id, s.last_seen_at, s.expires_at
          FROM portal_sessions s
          JOIN portal_users u ON u.id = s.user_id
-         JOIN merchants m ON m.id = s.merchant_id
-        WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND s.last_seen_at > $3
-          AND m.environment = $4`,
-      [sha256(token), new Date(now), new Date(now - SESSION_IDLE_MS), this.config.environment],
+        WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND s.last_seen_at > $3`,
+      [sha256(token), new Date(now), new Date(now - SESSION_IDLE_MS)],
     );
     const row = result.rows[0];
     if (!row) return undefined;
+    const merchant = await this.merchants.profile(row.merchant_id);
+    if (merchant?.environment !== this.config.environment) return undefined;
     if (now - row.last_seen_at.getTime() > TOUCH_MS) {
       await this.db.query('UPDATE portal_sessions SET last_seen_at = $2 WHERE id = $1', [row.id, new Date(now)]);
     }
@@ -283,7 +274,7 @@ export class PortalAccounts {
       sessionId: row.id,
       userId: row.user_id,
       email: row.email,
-      merchant: { id: row.merchant_id, name: row.name, accessKey: row.access_key, environment: row.environment },
+      merchant,
       expiresAt: Math.min(row.expires_at.getTime(), Math.max(now, row.last_seen_at.getTime()) + SESSION_IDLE_MS),
       csrfToken: csrfTokenFor(token),
     };
@@ -294,32 +285,6 @@ export class PortalAccounts {
       session.sessionId,
       new Date(this.now()),
     ]);
-  }
-
-  /** The merchant's recent authentication failures (sandbox only; the table is empty elsewhere). */
-  async rejectedRequests(merchantId: bigint, limit = 100): Promise<RejectedRequestView[]> {
-    const result = await this.db.query<{
-      request_id: string;
-      method: string;
-      path: string;
-      step: string;
-      reason: string;
-      signature_base: string | null;
-      created_at: Date;
-    }>(
-      `SELECT request_id, method, path, step, reason, signature_base, created_at FROM rejected_requests
-        WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
-      [merchantId, limit],
-    );
-    return result.rows.map((r) => ({
-      requestId: r.request_id,
-      method: r.method,
-      path: r.path,
-      step: r.step,
-      reason: r.reason,
-      signatureBase: r.signature_base,
-      createdAt: r.created_at.getTime(),
-    }));
   }
 }
 

@@ -1,0 +1,71 @@
+import type { Queryable } from './db.js';
+
+/** A channel-routed order claimed for a status query at its channel. */
+export interface ClaimedPoll {
+  id: bigint;
+  order_no: string;
+  merchant_id: bigint;
+  channel: string;
+  channel_trade_no: string | null;
+  status: string;
+  /** Payments: PENDING and past its expiry, so it is withdrawn at its channel instead of queried. */
+  expired: boolean;
+}
+
+/** When orders are due for a poll and how far their next poll is pushed out. */
+export interface PollClaim {
+  readonly now: Date;
+  /** PAYGATE_CHANNEL_POLL_AFTER: first poll this long after the order reached its channel; the backoff's first step. */
+  readonly pollAfterMs: number;
+  readonly maxBackoffMs: number;
+  readonly limit: number;
+  /** Payouts: how long after it SUCCEEDED a payout is still asked about (a return may come later). */
+  readonly returnWindowMs: number;
+}
+
+/**
+ * Claims due orders of one order table and pushes their next poll out, in one statement: SKIP
+ * LOCKED lets several workers share the work, and the new next_poll_at is both the lease (another
+ * worker does not take the order meanwhile) and the per-order backoff, doubling with each
+ * attempt from `pollAfterMs` up to `maxBackoffMs`. An order is first due `pollAfterMs` after it
+ * reached its channel (payments: created; payouts: confirmed). Called by the module owning
+ * `table` (payments, payouts), which names its own table.
+ *
+ * Payments: a PENDING payment is also due at its expiry (the backoff never carries its next poll
+ * past it), when it is withdrawn at its channel rather than queried. Payouts: a PENDING payout
+ * is polled only when a confirm could not tell whether the channel took it (next_poll_at set by
+ * the confirm that met a channel down): the channel's answer decides. A SUCCEEDED payout is
+ * still polled for `returnWindowMs` after it succeeded: a return can come days later, and its
+ * notification may never come.
+ */
+export async function claimDuePolls(
+  db: Queryable,
+  table: 'payments' | 'payouts',
+  claim: PollClaim,
+): Promise<ClaimedPoll[]> {
+  const payments = table === 'payments';
+  const backoff = `$1::timestamptz + LEAST($2::float8 * power(2, LEAST(poll_attempts, 30)), $3::float8) * interval '1 millisecond'`;
+  const next = payments
+    ? `CASE WHEN status = 'PENDING' AND expires_at > $1 THEN LEAST(${backoff}, expires_at) ELSE ${backoff} END`
+    : backoff;
+  const firstDue = payments
+    ? `LEAST(created_at + $2::float8 * interval '1 millisecond', CASE WHEN status = 'PENDING' THEN expires_at END)`
+    : `COALESCE(confirmed_at, finalized_at) + $2::float8 * interval '1 millisecond'`;
+  const open = payments
+    ? `status IN ('PENDING', 'PROCESSING')`
+    : `(status = 'PROCESSING' OR (status = 'PENDING' AND next_poll_at IS NOT NULL)
+        OR (status = 'SUCCEEDED' AND finalized_at > $1::timestamptz - $5::float8 * interval '1 millisecond'))`;
+  const expired = payments ? `(status = 'PENDING' AND expires_at <= $1)` : 'false';
+  const result = await db.query<ClaimedPoll>(
+    `UPDATE ${table} SET poll_attempts = poll_attempts + 1, next_poll_at = ${next}
+      WHERE id IN (
+        SELECT id FROM ${table}
+         WHERE ${open} AND channel IS NOT NULL
+           AND COALESCE(next_poll_at, ${firstDue}) <= $1::timestamptz
+         ORDER BY COALESCE(next_poll_at, ${firstDue}) LIMIT $4
+           FOR UPDATE SKIP LOCKED)
+      RETURNING id, order_no, merchant_id, channel, channel_trade_no, status, ${expired} AS expired`,
+    [claim.now, claim.pollAfterMs, claim.maxBackoffMs, claim.limit, ...(payments ? [] : [claim.returnWindowMs])],
+  );
+  return result.rows;
+}
