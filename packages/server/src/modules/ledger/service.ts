@@ -9,6 +9,7 @@ import { keysetPage } from '../../db/paging.js';
 import { CURRENCIES, scaleOf } from '../catalog/catalog.js';
 import { countLedgerPosting } from '../metrics/metrics.js';
 import type { PaymentRow } from '../payments/service.js';
+import type { PayoutRow } from '../payouts/service.js';
 import { paymentFee } from '../rates/fees.js';
 
 /** Merchant accounts: money the merchant may spend, and money held for its open payouts. */
@@ -201,6 +202,85 @@ export class Ledger {
         credit(platformAccount('fee_revenue'), fee),
       ],
     });
+  }
+
+  /** A payout was created: amount + fee move from the merchant's available balance to reserved. */
+  reservePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+    const total = payout.amount_minor + payout.fee_minor;
+    return this.post(
+      tx,
+      {
+        reference: `payout:${payout.order_no}:reserve`,
+        kind: 'payout_reserve',
+        orderNo: payout.order_no,
+        currency: payout.currency,
+        legs: [
+          debit(merchantAccount(payout.merchant_id, 'available'), total),
+          credit(merchantAccount(payout.merchant_id, 'reserved'), total),
+        ],
+      },
+      at,
+    );
+  }
+
+  /** A payout SUCCEEDED: its reserve goes out, the amount to the channel and the fee to the platform. */
+  settlePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+    return this.post(
+      tx,
+      {
+        reference: `payout:${payout.order_no}:settle`,
+        kind: 'payout_settle',
+        orderNo: payout.order_no,
+        currency: payout.currency,
+        legs: [
+          debit(merchantAccount(payout.merchant_id, 'reserved'), payout.amount_minor + payout.fee_minor),
+          credit(platformAccount('channel_clearing'), payout.amount_minor),
+          credit(platformAccount('fee_revenue'), payout.fee_minor),
+        ],
+      },
+      at,
+    );
+  }
+
+  /** A payout FAILED: its reserve goes back to the merchant's available balance. */
+  releasePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+    const total = payout.amount_minor + payout.fee_minor;
+    return this.post(
+      tx,
+      {
+        reference: `payout:${payout.order_no}:release`,
+        kind: 'payout_release',
+        orderNo: payout.order_no,
+        currency: payout.currency,
+        legs: [
+          debit(merchantAccount(payout.merchant_id, 'reserved'), total),
+          credit(merchantAccount(payout.merchant_id, 'available'), total),
+        ],
+      },
+      at,
+    );
+  }
+
+  /**
+   * The channel returned a SUCCEEDED payout: the merchant gets the full principal back (not the
+   * fee: the platform did the work). Once per order and once per refundNo of the merchant.
+   */
+  refundPayout(tx: Queryable, payout: PayoutRow, refundNo: string, at: Date): Promise<PostResult> {
+    return this.post(
+      tx,
+      {
+        reference: `refund:${payout.order_no}`,
+        altReference: `refund-no:${payout.merchant_id}:${refundNo}`,
+        kind: 'refund',
+        orderNo: payout.order_no,
+        currency: payout.currency,
+        legs: [
+          debit(platformAccount('channel_clearing'), payout.amount_minor),
+          credit(merchantAccount(payout.merchant_id, 'available'), payout.amount_minor),
+        ],
+      },
+      at,
+    );
   }
 
   /**

@@ -29,21 +29,12 @@ import { type OrderRef, parseInput, returnUrl, webhookUrl } from '../../validati
 import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
-import { writeEvent } from '../webhooks/outbox.js';
+import type { NewEvent } from '../webhooks/outbox.js';
+import { PAYMENT_STATES } from '../orders/states.js';
+import { applyMove, type Decide, type Move, stay, transition } from '../orders/transition.js';
 
 export { PAYMENT_STATUSES, type PaymentStatus };
-const FINAL: ReadonlySet<PaymentStatus> = new Set(['SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED']);
-export const isFinalPayment = (status: PaymentStatus) => FINAL.has(status);
-
-/** Moves the channel (or the merchant, for CANCELED) may make from each state. */
-const MOVES: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  PENDING: ['PROCESSING', 'SUCCEEDED', 'FAILED', 'EXPIRED', 'CANCELED'],
-  PROCESSING: ['SUCCEEDED', 'FAILED'],
-  SUCCEEDED: [],
-  FAILED: [],
-  EXPIRED: [],
-  CANCELED: [],
-};
+export const isFinalPayment = (status: PaymentStatus) => PAYMENT_STATES.final.has(status);
 
 /** A payment order row. */
 export interface PaymentRow {
@@ -378,12 +369,10 @@ export class Payments {
    */
   async cancel(merchantId: bigint, ref: OrderRef): Promise<PaymentView> {
     await this.withdrawAtChannel(merchantId, ref);
-    return this.db.transaction(async (tx) => {
-      const row = await this.find(tx, merchantId, ref, true);
-      if (row.status === 'CANCELED') return this.view(row);
-      if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payment cannot be canceled`);
-      return this.view(await this.move(tx, row, 'CANCELED', {}));
-    });
+    const row = await this.transition(merchantId, ref, (row) =>
+      row.status === 'CANCELED' ? stay(row) : this.move(row, 'CANCELED', () => ({}), 'be canceled'),
+    );
+    return this.view(row);
   }
 
   private async withdrawAtChannel(merchantId: bigint, ref: OrderRef): Promise<void> {
@@ -439,97 +428,64 @@ export class Payments {
    */
   async applyChannelReport(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PaymentView> {
     const report = parseInput(this.reportSchema, input) as ChannelReport;
-    return this.db.transaction(async (tx) => {
-      const row = await this.find(tx, merchantId, { orderNo: report.orderNo }, true);
+    const row = await this.transition(merchantId, { orderNo: report.orderNo }, (row) => {
       if (row.channel !== channel) throw notTheChannel('payment', row.channel, channel);
-      if (row.status === report.status) return this.view(row);
-      if (!MOVES[row.status].includes(report.status)) {
-        throw invalidState(`a ${row.status} payment cannot become ${report.status}`);
-      }
-      const changes: Partial<PaymentRow> = {};
-      const scale = scaleOf(row.currency);
-      if (report.status === 'SUCCEEDED') {
-        const paid = report.paidAmount === undefined ? row.amount_minor : parseAmount(report.paidAmount, scale);
-        if (paid === undefined)
-          throw validationFailed([
-            { field: 'paidAmount', message: `a positive amount with at most ${scale} fraction digits` },
-          ]);
-        changes.paid_amount_minor = paid;
-      } else if (report.paidAmount !== undefined) {
-        throw validationFailed([{ field: 'paidAmount', message: 'only a SUCCEEDED report carries paidAmount' }]);
-      }
-      if (report.status !== 'EXPIRED') {
-        changes.channel_trade_no = report.channelTradeNo ?? row.channel_trade_no ?? channelTradeNo();
-      }
-      if (report.failureReason !== undefined) {
-        if (report.status !== 'FAILED') {
-          throw validationFailed([{ field: 'failureReason', message: 'only a FAILED report carries failureReason' }]);
-        }
-        changes.failure_reason = report.failureReason;
-      }
-      if (report.payer?.name !== undefined) changes.payer_name = report.payer.name;
-      if (report.payer?.documentNumber !== undefined) changes.payer_document = report.payer.documentNumber;
-      return this.view(await this.move(tx, row, report.status, changes));
+      if (row.status === report.status) return stay(row);
+      // The report's fields are checked once the move is known to be allowed.
+      return this.move(row, report.status, () => reportChanges(row, report));
     });
+    return this.view(row);
+  }
+
+  /** A state change of one payment through the shared helper: its row locked, the move checked against PAYMENT_STATES. */
+  private transition(
+    merchantId: bigint,
+    ref: OrderRef,
+    decide: Decide<PaymentRow, PaymentStatus>,
+  ): Promise<PaymentRow> {
+    return transition(this.db, PAYMENT_STATES, (tx) => this.find(tx, merchantId, ref, true), decide, this.now);
   }
 
   /**
-   * Moves a locked row to `status` with `changes`; a final status also writes its event (and,
-   * for SUCCEEDED, runs the ledger hook) in the same transaction.
+   * The move of a locked row to `status` with the columns `changes` gives; a final status also
+   * writes its event (and, for SUCCEEDED, runs the ledger hook) in the same transaction.
    */
-  private async move(
-    tx: Queryable,
+  private move(
     row: PaymentRow,
     status: PaymentStatus,
-    changes: Partial<PaymentRow>,
-  ): Promise<PaymentRow> {
-    const now = new Date(this.now());
-    const final = isFinalPayment(status);
-    const result = await tx.query<PaymentRow>(
-      `UPDATE payments SET status = $2, paid_amount_minor = $3, channel_trade_no = $4, payer_name = $5, payer_document = $6,
-              updated_at = $7, finalized_at = $8, failure_reason = $9
-        WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
-      [
-        row.id,
-        status,
-        changes.paid_amount_minor ?? row.paid_amount_minor,
-        changes.channel_trade_no ?? row.channel_trade_no,
-        changes.payer_name ?? row.payer_name,
-        changes.payer_document ?? row.payer_document,
-        now,
-        final ? now : null,
-        changes.failure_reason ?? row.failure_reason,
-      ],
-    );
-    const updated = result.rows[0] as PaymentRow;
-    if (!final) return updated;
-    if (status === 'SUCCEEDED') await this.hooks.onSucceeded?.(tx, updated);
-    const scale = scaleOf(updated.currency);
-    await writeEvent(
-      tx,
-      {
-        merchantId: updated.merchant_id,
-        orderType: 'PAYMENT',
-        orderNo: updated.order_no,
-        status,
-        webhookUrl: updated.webhook_url,
-        fields: {
-          merchantOrderNo: updated.merchant_order_no,
-          status,
-          currency: updated.currency,
-          amount: formatAmount(updated.amount_minor, scale),
-          paidAmount:
-            status === 'SUCCEEDED' && updated.paid_amount_minor !== null
-              ? formatAmount(updated.paid_amount_minor, scale)
-              : undefined,
-          channelTradeNo: updated.channel_trade_no ?? undefined,
-          payer: payerOf(updated),
-          attach: updated.attach ?? undefined,
-        },
+    changes: () => Partial<PaymentRow>,
+    refusal?: string,
+  ): Move<PaymentRow, PaymentStatus> {
+    return {
+      kind: 'move',
+      to: status,
+      ...(refusal === undefined ? {} : { refusal }),
+      update: async (tx, now) => {
+        const set = changes();
+        const final = isFinalPayment(status);
+        const result = await tx.query<PaymentRow>(
+          `UPDATE payments SET status = $2, paid_amount_minor = $3, channel_trade_no = $4, payer_name = $5, payer_document = $6,
+                  updated_at = $7, finalized_at = $8, failure_reason = $9
+            WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
+          [
+            row.id,
+            status,
+            set.paid_amount_minor ?? row.paid_amount_minor,
+            set.channel_trade_no ?? row.channel_trade_no,
+            set.payer_name ?? row.payer_name,
+            set.payer_document ?? row.payer_document,
+            now,
+            final ? now : null,
+            set.failure_reason ?? row.failure_reason,
+          ],
+        );
+        return result.rows[0] as PaymentRow;
       },
-      now,
-    );
-    return updated;
+      post: async (tx, updated) => {
+        if (status === 'SUCCEEDED') await this.hooks.onSucceeded?.(tx, updated);
+      },
+      event: paymentEvent,
+    };
   }
 
   /**
@@ -545,7 +501,15 @@ export class Payments {
           ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
         [new Date(this.now()), limit],
       );
-      for (const row of due.rows) await this.move(tx, row, 'EXPIRED', {});
+      for (const row of due.rows) {
+        await applyMove(
+          tx,
+          PAYMENT_STATES,
+          row,
+          this.move(row, 'EXPIRED', () => ({})),
+          new Date(this.now()),
+        );
+      }
       return due.rows.length;
     });
   }
@@ -582,6 +546,59 @@ export function notTheChannel(order: 'payment' | 'payout', serving: string | nul
       ? `this ${order} is served by the sandbox channel, not ${reporting}`
       : `this ${order} is served by the channel ${serving}${reporting === null ? '; the sandbox helpers do not apply to it' : ''}`,
   );
+}
+
+/** The columns a channel report sets on the payment it moves; a field the report may not carry is VALIDATION_FAILED. */
+function reportChanges(row: PaymentRow, report: ChannelReport): Partial<PaymentRow> {
+  const changes: Partial<PaymentRow> = {};
+  const scale = scaleOf(row.currency);
+  if (report.status === 'SUCCEEDED') {
+    const paid = report.paidAmount === undefined ? row.amount_minor : parseAmount(report.paidAmount, scale);
+    if (paid === undefined)
+      throw validationFailed([
+        { field: 'paidAmount', message: `a positive amount with at most ${scale} fraction digits` },
+      ]);
+    changes.paid_amount_minor = paid;
+  } else if (report.paidAmount !== undefined) {
+    throw validationFailed([{ field: 'paidAmount', message: 'only a SUCCEEDED report carries paidAmount' }]);
+  }
+  if (report.status !== 'EXPIRED') {
+    changes.channel_trade_no = report.channelTradeNo ?? row.channel_trade_no ?? channelTradeNo();
+  }
+  if (report.failureReason !== undefined) {
+    if (report.status !== 'FAILED') {
+      throw validationFailed([{ field: 'failureReason', message: 'only a FAILED report carries failureReason' }]);
+    }
+    changes.failure_reason = report.failureReason;
+  }
+  if (report.payer?.name !== undefined) changes.payer_name = report.payer.name;
+  if (report.payer?.documentNumber !== undefined) changes.payer_document = report.payer.documentNumber;
+  return changes;
+}
+
+/** The event a payment's final state announces. */
+function paymentEvent(row: PaymentRow): NewEvent {
+  const scale = scaleOf(row.currency);
+  return {
+    merchantId: row.merchant_id,
+    orderType: 'PAYMENT',
+    orderNo: row.order_no,
+    status: row.status,
+    webhookUrl: row.webhook_url,
+    fields: {
+      merchantOrderNo: row.merchant_order_no,
+      status: row.status,
+      currency: row.currency,
+      amount: formatAmount(row.amount_minor, scale),
+      paidAmount:
+        row.status === 'SUCCEEDED' && row.paid_amount_minor !== null
+          ? formatAmount(row.paid_amount_minor, scale)
+          : undefined,
+      channelTradeNo: row.channel_trade_no ?? undefined,
+      payer: payerOf(row),
+      attach: row.attach ?? undefined,
+    },
+  };
 }
 
 function channelTradeNo(): string {

@@ -13,7 +13,7 @@ import {
   updatePayoutRequest,
 } from '@paygate/wire';
 import type { Config } from '../../config.js';
-import type { Db, Queryable } from '../../db/db.js';
+import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
 import {
@@ -31,37 +31,17 @@ import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
 import { currencyInfo, scaleOf } from '../catalog/catalog.js';
 import { ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
-import { writeEvent } from '../webhooks/outbox.js';
-import {
-  credit,
-  debit,
-  insufficientBalance,
-  isInsufficientBalance,
-  type Ledger,
-  merchantAccount,
-  platformAccount,
-} from '../ledger/service.js';
+import type { NewEvent } from '../webhooks/outbox.js';
+import { insufficientBalance, isInsufficientBalance, type Ledger } from '../ledger/service.js';
+import { PAYOUT_STATES } from '../orders/states.js';
+import { type Decide, stay, transition } from '../orders/transition.js';
 import { type BookDay, type BookRow, notTheChannel } from '../payments/service.js';
 import { payoutFee } from '../rates/fees.js';
 
 export { PAYOUT_STATUSES, type PayoutStatus };
 
-/** What the sandbox channel may report about a payout. */
+/** What a channel may report about a payout (REFUNDED comes only by a return, `returnPayout`). */
 export const CHANNEL_STATUSES = PAYOUT_CHANNEL_STATUSES;
-type ChannelStatus = (typeof CHANNEL_STATUSES)[number];
-
-/**
- * Moves the channel may make. Like the payment helper, the sandbox channel may act on a PENDING
- * payout as if it had been confirmed, so a test can drive an order without the confirm step.
- * REFUNDED is reached only through a return (`returnPayout`).
- */
-const CHANNEL_MOVES: Readonly<Record<PayoutStatus, readonly ChannelStatus[]>> = {
-  PENDING: ['PROCESSING', 'SUCCEEDED', 'FAILED'],
-  PROCESSING: ['SUCCEEDED', 'FAILED'],
-  SUCCEEDED: [],
-  FAILED: [],
-  REFUNDED: [],
-};
 
 /** How long the REFUNDED event is retried (merchant-payment-api.md, Delivery rules 4). */
 const REFUND_EVENT_TTL_MS = 24 * 3_600_000;
@@ -241,21 +221,7 @@ export class Payouts {
         );
         const row = inserted.rows[0];
         if (row) {
-          const total = row.amount_minor + row.fee_minor;
-          await this.ledger.post(
-            tx,
-            {
-              reference: `payout:${row.order_no}:reserve`,
-              kind: 'payout_reserve',
-              orderNo: row.order_no,
-              currency: row.currency,
-              legs: [
-                debit(merchantAccount(merchantId, 'available'), total),
-                credit(merchantAccount(merchantId, 'reserved'), total),
-              ],
-            },
-            now,
-          );
+          await this.ledger.reservePayout(tx, row, now);
           return { payout: this.view(row), created: true };
         }
         const existing = await this.find(tx, merchantId, { merchantOrderNo: order.merchantOrderNo });
@@ -344,19 +310,23 @@ export class Payouts {
   async confirm(merchantId: bigint, ref: OrderRef): Promise<PayoutView> {
     const sent = await this.sendToChannel(merchantId, ref);
     try {
-      return await this.db.transaction(async (tx) => {
-        const row = await this.find(tx, merchantId, ref, true);
-        if (row.confirmed_at !== null || row.status === 'PROCESSING') return this.view(row);
-        if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payout cannot be confirmed`);
-        const now = new Date(this.now());
-        const result = await tx.query<PayoutRow>(
-          `UPDATE payouts SET status = 'PROCESSING', confirmed_at = $2, updated_at = $2,
-                  channel_trade_no = COALESCE(channel_trade_no, $3)
-            WHERE id = $1 RETURNING *`,
-          [row.id, now, sent?.channelTradeNo ?? null],
-        );
-        return this.view(result.rows[0] as PayoutRow);
-      });
+      const row = await this.transition(merchantId, ref, (row) =>
+        row.confirmed_at !== null || row.status === 'PROCESSING'
+          ? stay(row)
+          : {
+              kind: 'move',
+              to: 'PROCESSING',
+              refusal: 'be confirmed',
+              update: (tx, now) =>
+                this.set(
+                  tx,
+                  row,
+                  `status = 'PROCESSING', confirmed_at = $2, updated_at = $2, channel_trade_no = COALESCE(channel_trade_no, $3)`,
+                  [now, sent?.channelTradeNo ?? null],
+                ),
+            },
+      );
+      return this.view(row);
     } catch (error) {
       // Sent, but the platform will not pay it out (the order became final meanwhile): withdraw it at the channel.
       if (sent && error instanceof DomainError && error.code === 'INVALID_STATE') {
@@ -431,73 +401,31 @@ export class Payouts {
    */
   async applyChannelReport(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PayoutView> {
     const report = parseInput(this.reportSchema, input);
-    return this.db.transaction(async (tx) => {
-      const row = await this.find(tx, merchantId, { orderNo: report.orderNo }, true);
+    const row = await this.transition(merchantId, { orderNo: report.orderNo }, (row) => {
       if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
-      if (row.status === report.status) return this.view(row);
-      if (row.status === 'REFUNDED' && report.status === 'SUCCEEDED') return this.view(row);
-      if (!CHANNEL_MOVES[row.status].includes(report.status)) {
-        throw invalidState(`a ${row.status} payout cannot become ${report.status}`);
-      }
-      const now = new Date(this.now());
+      if (row.status === report.status) return stay(row);
+      if (row.status === 'REFUNDED' && report.status === 'SUCCEEDED') return stay(row);
       const final = report.status !== 'PROCESSING';
-      const tradeNo = report.channelTradeNo ?? row.channel_trade_no ?? (final ? channelTradeNo(now) : null);
-      const result = await tx.query<PayoutRow>(
-        `UPDATE payouts SET status = $2, channel_trade_no = $3, updated_at = $4, finalized_at = $5
-          WHERE id = $1 RETURNING *`,
-        [row.id, report.status, tradeNo, now, final ? now : null],
-      );
-      const updated = result.rows[0] as PayoutRow;
-      if (!final) return this.view(updated);
-
-      const total = updated.amount_minor + updated.fee_minor;
-      const reserved = merchantAccount(merchantId, 'reserved');
-      await this.ledger.post(
-        tx,
-        report.status === 'SUCCEEDED'
-          ? {
-              reference: `payout:${updated.order_no}:settle`,
-              kind: 'payout_settle',
-              orderNo: updated.order_no,
-              currency: updated.currency,
-              legs: [
-                debit(reserved, total),
-                credit(platformAccount('channel_clearing'), updated.amount_minor),
-                credit(platformAccount('fee_revenue'), updated.fee_minor),
-              ],
-            }
-          : {
-              reference: `payout:${updated.order_no}:release`,
-              kind: 'payout_release',
-              orderNo: updated.order_no,
-              currency: updated.currency,
-              legs: [debit(reserved, total), credit(merchantAccount(merchantId, 'available'), total)],
-            },
-        now,
-      );
-      const scale = scaleOf(updated.currency);
-      // No payee identity in webhooks (merchant-payment-api.md, Payout order).
-      await writeEvent(
-        tx,
-        {
-          merchantId,
-          orderType: 'PAYOUT',
-          orderNo: updated.order_no,
-          status: updated.status,
-          webhookUrl: updated.webhook_url,
-          fields: {
-            merchantOrderNo: updated.merchant_order_no,
-            status: updated.status,
-            currency: updated.currency,
-            amount: formatAmount(updated.amount_minor, scale),
-            channelTradeNo: updated.channel_trade_no ?? undefined,
-            attach: updated.attach ?? undefined,
-          },
-        },
-        now,
-      );
-      return this.view(updated);
+      return {
+        kind: 'move',
+        to: report.status,
+        update: (tx, now) =>
+          this.set(tx, row, 'status = $2, channel_trade_no = $3, updated_at = $4, finalized_at = $5', [
+            report.status,
+            report.channelTradeNo ?? row.channel_trade_no ?? (final ? channelTradeNo(now) : null),
+            now,
+            final ? now : null,
+          ]),
+        post: (tx, updated, now) =>
+          report.status === 'SUCCEEDED'
+            ? this.ledger.settlePayout(tx, updated, now)
+            : report.status === 'FAILED'
+              ? this.ledger.releasePayout(tx, updated, now)
+              : Promise.resolve(),
+        event: payoutEvent,
+      };
     });
+    return this.view(row);
   }
 
   /**
@@ -509,70 +437,56 @@ export class Payouts {
    */
   async returnPayout(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PayoutView> {
     const request = parseInput(this.returnSchema, input);
-    return this.db.transaction(async (tx) => {
-      const row = await this.find(tx, merchantId, { orderNo: request.orderNo }, true);
-      if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
-      if (row.status === 'REFUNDED') return this.view(row);
-      if (request.refundNo !== undefined) {
-        const applied = await this.refunded(tx, merchantId, request.refundNo);
-        if (applied) return this.view(applied);
-      }
-      if (row.status !== 'SUCCEEDED') throw invalidState(`a ${row.status} payout cannot be returned`);
-
-      const now = new Date(this.now());
-      const refundNo = request.refundNo ?? `RF${ulid(now.getTime())}`;
-      const posting = await this.ledger.post(
-        tx,
-        {
-          reference: `refund:${row.order_no}`,
-          altReference: `refund-no:${merchantId}:${refundNo}`,
-          kind: 'refund',
-          orderNo: row.order_no,
-          currency: row.currency,
-          legs: [
-            debit(platformAccount('channel_clearing'), row.amount_minor),
-            credit(merchantAccount(merchantId, 'available'), row.amount_minor),
-          ],
-        },
-        now,
-      );
-      if (!posting.posted) {
-        // A concurrent return of another order with the same refundNo committed first (this
-        // order's own row lock rules out a concurrent return of the same order).
-        const applied = await this.refunded(tx, merchantId, refundNo);
-        if (applied) return this.view(applied);
-        throw new Error(`refund of ${row.order_no} was posted without moving the order`);
-      }
-      const result = await tx.query<PayoutRow>(
-        `UPDATE payouts SET status = 'REFUNDED', refund_no = $2, refund_amount_minor = $3, refunded_at = $4, updated_at = $4
-          WHERE id = $1 RETURNING *`,
-        [row.id, refundNo, row.amount_minor, posting.createdAt],
-      );
-      const updated = result.rows[0] as PayoutRow;
-      const scale = scaleOf(updated.currency);
-      await writeEvent(
-        tx,
-        {
-          merchantId,
-          orderType: 'PAYOUT',
-          orderNo: updated.order_no,
-          status: 'REFUNDED',
-          webhookUrl: updated.webhook_url,
-          fields: {
-            merchantOrderNo: updated.merchant_order_no,
-            status: 'REFUNDED',
-            currency: updated.currency,
-            amount: formatAmount(updated.amount_minor, scale),
-            refundNo,
-            refundAmount: formatAmount(updated.amount_minor, scale),
-            refundTime: posting.createdAt.getTime(),
+    const refundNo = request.refundNo ?? `RF${ulid(this.now())}`;
+    try {
+      const row = await this.transition(merchantId, { orderNo: request.orderNo }, async (row, tx) => {
+        if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
+        if (row.status === 'REFUNDED') return stay(row);
+        const applied = request.refundNo === undefined ? undefined : await this.refunded(tx, merchantId, refundNo);
+        if (applied) return stay(applied);
+        return {
+          kind: 'move',
+          to: 'REFUNDED',
+          refusal: 'be returned',
+          update: (tx, now) =>
+            this.set(
+              tx,
+              row,
+              `status = 'REFUNDED', refund_no = $2, refund_amount_minor = $3, refunded_at = $4, updated_at = $4`,
+              [refundNo, row.amount_minor, now],
+            ),
+          post: async (tx, updated, now) => {
+            const posting = await this.ledger.refundPayout(tx, updated, refundNo, now);
+            if (!posting.posted) throw new Error(`refund of ${updated.order_no} was posted without moving the order`);
           },
-          deliverUntil: new Date(now.getTime() + REFUND_EVENT_TTL_MS),
-        },
-        now,
-      );
-      return this.view(updated);
-    });
+          event: payoutEvent,
+        };
+      });
+      return this.view(row);
+    } catch (error) {
+      // A concurrent return of another order with the same refundNo committed first (the unique
+      // index on the merchant's refund numbers decided); this order's row lock rules out a
+      // concurrent return of the same order.
+      if (sqlState(error) === UNIQUE_VIOLATION) {
+        const applied = await this.refunded(this.db, merchantId, refundNo);
+        if (applied) return this.view(applied);
+      }
+      throw error;
+    }
+  }
+
+  /** A state change of one payout through the shared helper: its row locked, the move checked against PAYOUT_STATES. */
+  private transition(merchantId: bigint, ref: OrderRef, decide: Decide<PayoutRow, PayoutStatus>): Promise<PayoutRow> {
+    return transition(this.db, PAYOUT_STATES, (tx) => this.find(tx, merchantId, ref, true), decide, this.now);
+  }
+
+  /** Sets `assignments` ($1 is the row id, the values follow from $2) and returns the updated row. */
+  private async set(tx: Queryable, row: PayoutRow, assignments: string, values: unknown[]): Promise<PayoutRow> {
+    const result = await tx.query<PayoutRow>(`UPDATE payouts SET ${assignments} WHERE id = $1 RETURNING *`, [
+      row.id,
+      ...values,
+    ]);
+    return result.rows[0] as PayoutRow;
   }
 
   /** The payout a refundNo was applied to, if any. */
@@ -604,6 +518,46 @@ export class Payouts {
     return claimDuePolls(this.db, 'payouts', claim);
   }
 }
+
+/**
+ * The event a payout's final state announces: no payee identity (merchant-payment-api.md, Payout
+ * order). REFUNDED carries the refund and is retried for 24 h.
+ */
+function payoutEvent(row: PayoutRow): NewEvent {
+  const scale = scaleOf(row.currency);
+  const order = {
+    merchantOrderNo: row.merchant_order_no,
+    status: row.status,
+    currency: row.currency,
+    amount: formatAmount(row.amount_minor, scale),
+  };
+  if (row.status !== 'REFUNDED') {
+    return {
+      ...eventHead(row),
+      fields: { ...order, channelTradeNo: row.channel_trade_no ?? undefined, attach: row.attach ?? undefined },
+    };
+  }
+  const refunded = row.refunded_at as Date;
+  return {
+    ...eventHead(row),
+    fields: {
+      ...order,
+      refundNo: row.refund_no,
+      refundAmount: formatAmount(row.refund_amount_minor ?? row.amount_minor, scale),
+      refundTime: refunded.getTime(),
+    },
+    deliverUntil: new Date(refunded.getTime() + REFUND_EVENT_TTL_MS),
+  };
+}
+
+const eventHead = (row: PayoutRow) =>
+  ({
+    merchantId: row.merchant_id,
+    orderType: 'PAYOUT',
+    orderNo: row.order_no,
+    status: row.status,
+    webhookUrl: row.webhook_url,
+  }) as const;
 
 function refundFields(row: PayoutRow): Pick<PayoutView, 'refundNo' | 'refundAmount' | 'refundTime'> {
   if (row.status !== 'REFUNDED' || row.refund_no === null || row.refund_amount_minor === null || !row.refunded_at)

@@ -1,0 +1,75 @@
+import type { Db, Queryable } from '../../db/db.js';
+import { invalidState } from '../../errors.js';
+import { type NewEvent, writeEvent } from '../webhooks/outbox.js';
+import type { StateTable } from './states.js';
+
+/**
+ * One move of a locked order. The SQL stays with the module that owns the order's table
+ * (`update`); the ledger posting with the ledger module (`post`); the event with the outbox.
+ */
+export interface Move<Row, S extends string> {
+  readonly kind: 'move';
+  readonly to: S;
+  /** How a refused move reads after "a <status> <noun> cannot": by default `become <to>`. */
+  readonly refusal?: string;
+  /** Writes the move on the locked row; returns the row as updated. */
+  readonly update: (tx: Queryable, now: Date) => Promise<Row>;
+  /** Posts what the move means for money, inside the same transaction. */
+  readonly post?: (tx: Queryable, updated: Row, now: Date) => Promise<unknown>;
+  /** The webhook event a move to a final state announces. */
+  readonly event?: (updated: Row) => NewEvent;
+}
+
+/** No move: the order answers as it is (a repeat, or a move that already happened). */
+export interface Stay<Row> {
+  readonly kind: 'stay';
+  readonly row: Row;
+}
+
+export const stay = <Row>(row: Row): Stay<Row> => ({ kind: 'stay', row });
+
+/** Chooses what happens to a locked order: a move, or none. */
+export type Decide<Row, S extends string> = (
+  row: Row,
+  tx: Queryable,
+) => Promise<Move<Row, S> | Stay<Row>> | Move<Row, S> | Stay<Row>;
+
+/**
+ * Applies `move` to a row the caller locked, inside the caller's transaction: checks it against
+ * the state table (INVALID_STATE when the table has no such move), updates the row, posts to the
+ * ledger and, for a final state, writes the order's event. Either all of it commits or none.
+ */
+export async function applyMove<Row extends { status: S }, S extends string>(
+  tx: Queryable,
+  states: StateTable<S>,
+  row: Row,
+  move: Move<Row, S>,
+  now: Date,
+): Promise<Row> {
+  if (!states.moves[row.status].includes(move.to)) {
+    throw invalidState(`a ${row.status} ${states.noun} cannot ${move.refusal ?? `become ${move.to}`}`);
+  }
+  const updated = await move.update(tx, now);
+  await move.post?.(tx, updated, now);
+  if (states.final.has(move.to) && move.event) await writeEvent(tx, move.event(updated), now);
+  return updated;
+}
+
+/**
+ * A state change of one order in one transaction: lock the row (`lock`), let `decide` choose a
+ * move or no move, then `applyMove`. Payments and payouts make every state change through here.
+ */
+export function transition<Row extends { status: S }, S extends string>(
+  db: Db,
+  states: StateTable<S>,
+  lock: (tx: Queryable) => Promise<Row>,
+  decide: Decide<Row, S>,
+  now: () => number,
+): Promise<Row> {
+  return db.transaction(async (tx) => {
+    const row = await lock(tx);
+    const step = await decide(row, tx);
+    if (step.kind === 'stay') return step.row;
+    return applyMove(tx, states, row, step, new Date(now()));
+  });
+}
