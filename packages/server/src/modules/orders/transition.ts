@@ -1,6 +1,8 @@
 import type { Db, Queryable } from '../../db/db.js';
 import { invalidState } from '../../errors.js';
-import { type NewEvent, writeEvent } from '../webhooks/outbox.js';
+import { formatAmount } from '../../money.js';
+import { scaleOf } from '../catalog/catalog.js';
+import { type NewEvent, type OrderType, writeEvent } from '../webhooks/outbox.js';
 import type { StateTable } from './states.js';
 
 /**
@@ -18,6 +20,44 @@ export interface Move<Row, S extends string> {
   readonly post?: (tx: Queryable, updated: Row, now: Date) => Promise<unknown>;
   /** The webhook event a move to a final state announces. */
   readonly event?: (updated: Row) => NewEvent;
+}
+
+/** The columns payment and payout rows share, which every order event starts from. */
+export interface OrderColumns {
+  readonly merchant_id: bigint;
+  readonly order_no: string;
+  readonly merchant_order_no: string;
+  readonly status: string;
+  readonly currency: string;
+  readonly amount_minor: bigint;
+  readonly webhook_url: string;
+}
+
+/**
+ * The event of an order's new state: merchantOrderNo, status, currency and amount, then the
+ * kind's own `fields` in wire order (undefined ones are left out of the body).
+ */
+export function orderEvent(
+  orderType: OrderType,
+  row: OrderColumns,
+  fields: Readonly<Record<string, unknown>>,
+  deliverUntil?: Date,
+): NewEvent {
+  return {
+    merchantId: row.merchant_id,
+    orderType,
+    orderNo: row.order_no,
+    status: row.status,
+    webhookUrl: row.webhook_url,
+    fields: {
+      merchantOrderNo: row.merchant_order_no,
+      status: row.status,
+      currency: row.currency,
+      amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
+      ...fields,
+    },
+    ...(deliverUntil === undefined ? {} : { deliverUntil }),
+  };
 }
 
 /** No move: the order answers as it is (a repeat, or a move that already happened). */

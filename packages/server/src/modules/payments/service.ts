@@ -31,7 +31,7 @@ import { ChannelUnavailable, type Connector, type PayerAction } from '../channel
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';
 import { PAYMENT_STATES } from '../orders/states.js';
-import { applyMove, type Decide, type Move, stay, transition } from '../orders/transition.js';
+import { applyMove, type Decide, type Move, orderEvent, stay, transition } from '../orders/transition.js';
 
 export { PAYMENT_STATUSES, type PaymentStatus };
 export const isFinalPayment = (status: PaymentStatus) => PAYMENT_STATES.final.has(status);
@@ -578,27 +578,15 @@ function reportChanges(row: PaymentRow, report: ChannelReport): Partial<PaymentR
 
 /** The event a payment's final state announces. */
 function paymentEvent(row: PaymentRow): NewEvent {
-  const scale = scaleOf(row.currency);
-  return {
-    merchantId: row.merchant_id,
-    orderType: 'PAYMENT',
-    orderNo: row.order_no,
-    status: row.status,
-    webhookUrl: row.webhook_url,
-    fields: {
-      merchantOrderNo: row.merchant_order_no,
-      status: row.status,
-      currency: row.currency,
-      amount: formatAmount(row.amount_minor, scale),
-      paidAmount:
-        row.status === 'SUCCEEDED' && row.paid_amount_minor !== null
-          ? formatAmount(row.paid_amount_minor, scale)
-          : undefined,
-      channelTradeNo: row.channel_trade_no ?? undefined,
-      payer: payerOf(row),
-      attach: row.attach ?? undefined,
-    },
-  };
+  return orderEvent('PAYMENT', row, {
+    paidAmount:
+      row.status === 'SUCCEEDED' && row.paid_amount_minor !== null
+        ? formatAmount(row.paid_amount_minor, scaleOf(row.currency))
+        : undefined,
+    channelTradeNo: row.channel_trade_no ?? undefined,
+    payer: payerOf(row),
+    attach: row.attach ?? undefined,
+  });
 }
 
 function channelTradeNo(): string {

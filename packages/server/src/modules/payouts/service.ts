@@ -34,7 +34,7 @@ import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';
 import { insufficientBalance, isInsufficientBalance, type Ledger } from '../ledger/service.js';
 import { PAYOUT_STATES } from '../orders/states.js';
-import { type Decide, stay, transition } from '../orders/transition.js';
+import { type Decide, orderEvent, stay, transition } from '../orders/transition.js';
 import { type BookDay, type BookRow, notTheChannel } from '../payments/service.js';
 import { payoutFee } from '../rates/fees.js';
 
@@ -524,40 +524,15 @@ export class Payouts {
  * order). REFUNDED carries the refund and is retried for 24 h.
  */
 function payoutEvent(row: PayoutRow): NewEvent {
-  const scale = scaleOf(row.currency);
-  const order = {
-    merchantOrderNo: row.merchant_order_no,
-    status: row.status,
-    currency: row.currency,
-    amount: formatAmount(row.amount_minor, scale),
-  };
   if (row.status !== 'REFUNDED') {
-    return {
-      ...eventHead(row),
-      fields: { ...order, channelTradeNo: row.channel_trade_no ?? undefined, attach: row.attach ?? undefined },
-    };
+    return orderEvent('PAYOUT', row, {
+      channelTradeNo: row.channel_trade_no ?? undefined,
+      attach: row.attach ?? undefined,
+    });
   }
   const refunded = row.refunded_at as Date;
-  return {
-    ...eventHead(row),
-    fields: {
-      ...order,
-      refundNo: row.refund_no,
-      refundAmount: formatAmount(row.refund_amount_minor ?? row.amount_minor, scale),
-      refundTime: refunded.getTime(),
-    },
-    deliverUntil: new Date(refunded.getTime() + REFUND_EVENT_TTL_MS),
-  };
+  return orderEvent('PAYOUT', row, refundFields(row), new Date(refunded.getTime() + REFUND_EVENT_TTL_MS));
 }
-
-const eventHead = (row: PayoutRow) =>
-  ({
-    merchantId: row.merchant_id,
-    orderType: 'PAYOUT',
-    orderNo: row.order_no,
-    status: row.status,
-    webhookUrl: row.webhook_url,
-  }) as const;
 
 function refundFields(row: PayoutRow): Pick<PayoutView, 'refundNo' | 'refundAmount' | 'refundTime'> {
   if (row.status !== 'REFUNDED' || row.refund_no === null || row.refund_amount_minor === null || !row.refunded_at)
