@@ -100,6 +100,12 @@ interface AccountRow {
   balance: bigint;
 }
 
+/** The merchant accounts a payout moves money between. */
+const payoutAccounts = (payout: PayoutRow) => ({
+  available: merchantAccount(payout.merchant_id, 'available'),
+  reserved: merchantAccount(payout.merchant_id, 'reserved'),
+});
+
 const keyOf = (account: Account) => `${account.merchantId ?? ''}/${account.kind}`;
 
 /**
@@ -207,58 +213,43 @@ export class Ledger {
   /** A payout was created: amount + fee move from the merchant's available balance to reserved. */
   reservePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
     const total = payout.amount_minor + payout.fee_minor;
-    return this.post(
-      tx,
-      {
-        reference: `payout:${payout.order_no}:reserve`,
-        kind: 'payout_reserve',
-        orderNo: payout.order_no,
-        currency: payout.currency,
-        legs: [
-          debit(merchantAccount(payout.merchant_id, 'available'), total),
-          credit(merchantAccount(payout.merchant_id, 'reserved'), total),
-        ],
-      },
-      at,
-    );
+    const { available, reserved } = payoutAccounts(payout);
+    return this.postPayout(tx, payout, 'reserve', [debit(available, total), credit(reserved, total)], at);
   }
 
   /** A payout SUCCEEDED: its reserve goes out, the amount to the channel and the fee to the platform. */
   settlePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
-    return this.post(
-      tx,
-      {
-        reference: `payout:${payout.order_no}:settle`,
-        kind: 'payout_settle',
-        orderNo: payout.order_no,
-        currency: payout.currency,
-        legs: [
-          debit(merchantAccount(payout.merchant_id, 'reserved'), payout.amount_minor + payout.fee_minor),
-          credit(platformAccount('channel_clearing'), payout.amount_minor),
-          credit(platformAccount('fee_revenue'), payout.fee_minor),
-        ],
-      },
-      at,
-    );
+    const legs = [
+      debit(payoutAccounts(payout).reserved, payout.amount_minor + payout.fee_minor),
+      credit(platformAccount('channel_clearing'), payout.amount_minor),
+      credit(platformAccount('fee_revenue'), payout.fee_minor),
+    ];
+    return this.postPayout(tx, payout, 'settle', legs, at);
   }
 
   /** A payout FAILED: its reserve goes back to the merchant's available balance. */
   releasePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
     const total = payout.amount_minor + payout.fee_minor;
-    return this.post(
-      tx,
-      {
-        reference: `payout:${payout.order_no}:release`,
-        kind: 'payout_release',
-        orderNo: payout.order_no,
-        currency: payout.currency,
-        legs: [
-          debit(merchantAccount(payout.merchant_id, 'reserved'), total),
-          credit(merchantAccount(payout.merchant_id, 'available'), total),
-        ],
-      },
-      at,
-    );
+    const { available, reserved } = payoutAccounts(payout);
+    return this.postPayout(tx, payout, 'release', [debit(reserved, total), credit(available, total)], at);
+  }
+
+  /** One step of a payout's life, posted once under `payout:<orderNo>:<step>`. */
+  private postPayout(
+    tx: Queryable,
+    payout: PayoutRow,
+    step: 'reserve' | 'settle' | 'release',
+    legs: readonly Leg[],
+    at: Date,
+  ): Promise<PostResult> {
+    const posting: Posting = {
+      reference: `payout:${payout.order_no}:${step}`,
+      kind: `payout_${step}`,
+      orderNo: payout.order_no,
+      currency: payout.currency,
+      legs,
+    };
+    return this.post(tx, posting, at);
   }
 
   /**
