@@ -3,6 +3,7 @@ import { balancePaths } from '../modules/balances/openapi.js';
 import { channelPaths } from '../modules/channels/openapi.js';
 import { ledgerPaths } from '../modules/ledger/openapi.js';
 import { paymentPaths } from '../modules/payments/openapi.js';
+import { platformKeyPaths } from '../modules/platform-keys/openapi.js';
 import { payoutPaths } from '../modules/payouts/openapi.js';
 import { ratePaths } from '../modules/rates/openapi.js';
 import { webhookDeliveries, webhookPaths } from '../modules/webhooks/openapi.js';
@@ -17,6 +18,7 @@ const paths: Record<string, PathItem> = {
   ...ratePaths,
   ...ledgerPaths,
   ...webhookPaths,
+  ...platformKeyPaths,
   ...channelPaths,
 };
 

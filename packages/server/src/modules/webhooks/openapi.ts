@@ -51,22 +51,4 @@ export const webhookPaths: Record<string, PathItem> = {
       errors: { '404': 'EVENT_NOT_FOUND: no such event of this merchant' },
     }),
   },
-  '/.well-known/paygate/webhook-keys': {
-    get: {
-      summary: 'Published platform webhook keys',
-      description:
-        'Unauthenticated. The Ed25519 public keys a merchant may see webhook signatures from, by keyid: the active one and any still enabled during a rotation. Not wrapped in msg/data.',
-      tags: ['Webhooks'],
-      responses: {
-        '200': {
-          description: 'The keys',
-          content: {
-            'application/json': {
-              schema: ref('WebhookKeys'),
-            },
-          },
-        },
-      },
-    },
-  },
 };
