@@ -67,7 +67,8 @@ async function measure(
  * of spent ones, in a few set-based statements.
  */
 async function seed(database: BenchDatabase, accessKey: string, live: number): Promise<number> {
-  const db = await openDatabase({ databaseUrl: database.url, dataDir: database.dataDir });
+  // Seeding a million rows is one long statement: no statement timeout (the platform's is 30 s).
+  const db = await openDatabase({ databaseUrl: database.url, dataDir: database.dataDir, statementTimeoutMs: 0 });
   try {
     const merchant = await db.query<{ id: bigint }>('SELECT id FROM merchants WHERE access_key = $1', [accessKey]);
     const merchantId = merchant.rows[0]?.id;
