@@ -33,18 +33,19 @@ export async function postgresUrl(): Promise<{ url: string; drop: () => Promise<
 
 /**
  * Starts a TypeScript file under the repository root as a child process (node flags in
- * `execArgv`) and resolves with the first stdout line that `ready` accepts.
+ * `execArgv`, an IPC channel when `ipc`) and resolves with the first stdout line that `ready` accepts.
  */
 export function startChild(
   script: string,
   env: Record<string, string>,
   ready: (line: string) => boolean = (line) => line.startsWith('{'),
   execArgv: readonly string[] = [],
+  ipc = false,
 ): Promise<{ child: ChildProcess; line: string }> {
   const child = spawn(process.execPath, [...execArgv, '--conditions=source', '--import', 'tsx', join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? (['ipc'] as const) : [])],
   });
   return new Promise((resolve, reject) => {
     let out = '';

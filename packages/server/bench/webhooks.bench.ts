@@ -6,12 +6,12 @@
 //
 // BENCH_DATABASE=postgres|pglite runs one database only; BENCH_WEBHOOK_ROUNDS sets the measured
 // rounds (default 3); BENCH_CPU_PROF=<dir> writes a CPU profile of the delivering process there.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HostAsk } from './webhook-host.js';
-import { postgresUrl, ROOT, urlOf } from './support.js';
+import { postgresUrl, startChild, urlOf } from './support.js';
 
 const BACKLOG = 10_000;
 const WARM_UP = 1_000;
@@ -35,27 +35,8 @@ function start(
   env: Record<string, string>,
   options: { ready?: (line: string) => boolean; ipc?: boolean; profile?: string } = {},
 ): Promise<Child> {
-  const ready = options.ready ?? ((line: string) => line.startsWith('{'));
   const profile = options.profile && PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-  const child = spawn(process.execPath, [...profile, '--conditions=source', '--import', 'tsx', join(ROOT, script)], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit', ...(options.ipc ? (['ipc'] as const) : [])],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split('\n').find(ready);
-      if (line) {
-        child.stdout?.off('data', onData);
-        child.stdout?.resume();
-        resolve({ child, line });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
+  return startChild(script, env, options.ready, profile, options.ipc);
 }
 
 /** Asks the host (webhook-host.ts) to do something and waits for its answer. */
