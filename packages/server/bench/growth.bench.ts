@@ -4,7 +4,10 @@
 // with generate_series (not through the API). Targets: the grown medians within 15 % of the
 // empty ones, and the nonce table bounded by the 300-second signature window (the sweeper purges
 // what can no longer verify, including a seeded backlog of spent nonces).
+import { MAX_SIGNATURE_LIFETIME_SECONDS } from '@paygate/protocol';
 import { openDatabase } from '../src/db/db.js';
+import { KEEP_AFTER_EXPIRY_MS } from '../src/modules/auth/nonces.js';
+import { SWEEP_INTERVAL_MS } from '../src/worker/sweeper.js';
 import {
   backendsOf,
   benchDatabase,
@@ -30,10 +33,10 @@ const ORDERS = Number(process.env.BENCH_GROWTH_ORDERS ?? 1_000_000);
 const REQUESTS = Number(process.env.BENCH_GROWTH_REQUESTS ?? 3_000);
 const ROUNDS = 3;
 /** A signature verifies for at most this long, so a nonce needs keeping no longer. */
-const WINDOW_S = 300;
+const WINDOW_S = MAX_SIGNATURE_LIFETIME_SECONDS;
 /** How long past expiry a nonce is kept (Nonces.purge) and how often the sweeper runs. */
-const KEEP_AFTER_EXPIRY_S = 60;
-const SWEEP_S = 5;
+const KEEP_AFTER_EXPIRY_S = KEEP_AFTER_EXPIRY_MS / 1000;
+const SWEEP_S = SWEEP_INTERVAL_MS / 1000;
 /** Spent nonces seeded as a backlog the sweeper must purge: this many windows' worth. */
 const SPENT_WINDOWS = 1;
 

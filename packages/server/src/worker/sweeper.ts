@@ -18,8 +18,15 @@ export async function sweepOnce(services: Services): Promise<{ expired: number; 
   return { expired, noncesPurged };
 }
 
+/** How often the sweeper runs unless told otherwise. */
+export const SWEEP_INTERVAL_MS = 5_000;
+
 /** Runs `sweepOnce` every `intervalMs`; the returned function stops it. */
-export function startSweeper(services: Services, log: FastifyBaseLogger, intervalMs = 5_000): () => Promise<void> {
+export function startSweeper(
+  services: Services,
+  log: FastifyBaseLogger,
+  intervalMs = SWEEP_INTERVAL_MS,
+): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     running = sweepOnce(services)

@@ -13,7 +13,7 @@ const CONSUME_NONCES = prepared(
 );
 
 /** How long past its signature's expiry a nonce is kept before it is purged. */
-const KEEP_AFTER_EXPIRY_MS = 60_000;
+export const KEEP_AFTER_EXPIRY_MS = 60_000;
 
 /** At most this many nonces per statement. */
 const MAX_BATCH = 256;
