@@ -319,4 +319,85 @@ for (const database of databases()) {
       );
     });
   });
+
+  describe(`payment creates arriving together (${database})`, () => {
+    let platform: TestPlatform;
+    let merchantId: bigint;
+
+    before(async () => {
+      platform = await startTestPlatform({ database });
+      const merchant = await createMerchant(platform);
+      merchantId = (await platform.services.merchants.findByAccessKey(merchant.accessKey))?.id as bigint;
+      // The database itself counts the INSERT statements on payments and refuses one poisoned row.
+      await platform.services.db.exec(`
+        CREATE TABLE payment_insert_statements (n integer NOT NULL);
+        INSERT INTO payment_insert_statements VALUES (0);
+        CREATE FUNCTION count_payment_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN UPDATE payment_insert_statements SET n = n + 1; RETURN NULL; END $$;
+        CREATE TRIGGER count_payment_inserts AFTER INSERT ON payments
+          FOR EACH STATEMENT EXECUTE FUNCTION count_payment_inserts();
+        CREATE FUNCTION refuse_poisoned_payment() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN IF NEW.merchant_order_no LIKE 'POISON-%' THEN RAISE EXCEPTION 'poisoned row'; END IF; RETURN NEW; END $$;
+        CREATE TRIGGER refuse_poisoned_payment BEFORE INSERT ON payments
+          FOR EACH ROW EXECUTE FUNCTION refuse_poisoned_payment();`);
+    });
+    after(() => platform.close());
+
+    const insertStatements = async () =>
+      (await platform.services.db.query<{ n: number }>('SELECT n FROM payment_insert_statements')).rows[0]?.n ?? 0;
+    const createAll = (inputs: readonly Record<string, unknown>[]) =>
+      Promise.allSettled(inputs.map((input) => platform.services.payments.create(merchantId, input)));
+
+    it('share one INSERT statement, each answered with its own new order', async () => {
+      const inputs = Array.from({ length: 20 }, (_, i) => paymentInput({ amount: `${i + 1}.00` }));
+      const before = await insertStatements();
+      const answers = await createAll(inputs);
+      assert.equal((await insertStatements()) - before, 1, 'one statement for the 20 creates');
+      const orders = answers.map((answer) => {
+        assert.equal(answer.status, 'fulfilled');
+        return (answer as PromiseFulfilledResult<Awaited<ReturnType<typeof platform.services.payments.create>>>).value;
+      });
+      assert.equal(new Set(orders.map((order) => order.payment.orderNo)).size, 20);
+      orders.forEach((order, i) => {
+        assert.equal(order.created, true);
+        assert.equal(order.payment.merchantOrderNo, inputs[i]?.merchantOrderNo);
+        assert.equal(order.payment.amount, `${i + 1}.00`);
+      });
+    });
+
+    it('one merchantOrderNo twice in a batch: the same order for a retry, DUPLICATE_ORDER for other fields', async () => {
+      const input = paymentInput();
+      const [first, retry, other] = await createAll([input, { ...input }, { ...input, amount: '9.99' }]);
+      assert.equal(first?.status, 'fulfilled');
+      assert.equal(retry?.status, 'fulfilled');
+      const created = (first as PromiseFulfilledResult<{ created: boolean; payment: Payment }>).value;
+      const again = (retry as PromiseFulfilledResult<{ created: boolean; payment: Payment }>).value;
+      assert.deepEqual([created.created, again.created], [true, false]);
+      assert.equal(again.payment.orderNo, created.payment.orderNo);
+      assert.equal(other?.status, 'rejected');
+      assert.equal(((other as PromiseRejectedResult).reason as { code?: string }).code, 'DUPLICATE_ORDER');
+      const rows = await platform.services.db.query<{ n: bigint }>(
+        'SELECT count(*)::bigint AS n FROM payments WHERE merchant_order_no = $1',
+        [input.merchantOrderNo],
+      );
+      assert.equal(rows.rows[0]?.n, 1n);
+    });
+
+    it('a row the database refuses fails its own create only', async () => {
+      const inputs = [paymentInput(), paymentInput({ merchantOrderNo: `POISON-${Date.now()}` }), paymentInput()];
+      const [good, poisoned, alsoGood] = await createAll(inputs);
+      assert.equal(good?.status, 'fulfilled');
+      assert.equal(alsoGood?.status, 'fulfilled');
+      assert.equal(poisoned?.status, 'rejected');
+      assert.match(String((poisoned as PromiseRejectedResult).reason), /poisoned row/);
+      const stored = await platform.services.db.query<{ merchant_order_no: string }>(
+        'SELECT merchant_order_no FROM payments WHERE merchant_order_no = ANY($1::text[])',
+        [inputs.map((input) => input.merchantOrderNo)],
+      );
+      assert.deepEqual(
+        stored.rows.map((row) => row.merchant_order_no).sort(),
+        [inputs[0]?.merchantOrderNo, inputs[2]?.merchantOrderNo].sort(),
+      );
+    });
+  });
 }

@@ -12,7 +12,7 @@ import {
 } from '@paygate/wire';
 import type { z } from 'zod';
 import type { Config } from '../../config.js';
-import { type Db, prepared, type Queryable } from '../../db/db.js';
+import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
 import {
@@ -103,15 +103,84 @@ const PAYMENT_COLUMNS = `id, order_no, merchant_id, merchant_order_no, currency,
   status, paid_amount_minor, channel_trade_no, payer_name, payer_document, expires_at, created_at, updated_at, finalized_at,
   failure_reason, channel, payer_action, return_url`;
 
-/** The hot statements of creating and reading payments, prepared once per connection. */
-const INSERT_PAYMENT = prepared(
-  'payments_insert',
+/** A new payment's values, one per create request (see Payments.inserts). */
+interface NewPayment {
+  readonly datePrefix: string;
+  readonly merchantId: bigint;
+  readonly merchantOrderNo: string;
+  readonly currency: string;
+  readonly amountMinor: bigint;
+  readonly method: string;
+  readonly webhookUrl: string;
+  readonly attach: string | null;
+  readonly expiresAt: Date;
+  readonly createdAt: Date;
+  readonly channel: string | null;
+  readonly returnUrl: string | null;
+}
+
+/**
+ * The hot statements of creating and reading payments, prepared once per connection.
+ *
+ * Payments are inserted many at once, one row per create request, as columns of arrays (text, so
+ * that both drivers bind them alike): a row whose merchantOrderNo the merchant already used is
+ * skipped by the unique index and missing from RETURNING. Duplicates within one statement are
+ * skipped the same way; the first of them is inserted.
+ */
+const INSERT_PAYMENTS = prepared(
+  'payments_insert_many',
   `INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
                          status, expires_at, created_at, updated_at, channel, return_url)
-   VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9, $10, $10, $11, $12)
+   SELECT prefix || lpad(nextval('order_no_seq')::text, 10, '0'), merchant_id, merchant_order_no, currency,
+          amount_minor, method, webhook_url, attach, 'PENDING', expires_at, created_at, created_at, channel, return_url
+     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+                 $9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[])
+          AS new (prefix, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
+                  expires_at, created_at, channel, return_url)
    ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
    RETURNING ${PAYMENT_COLUMNS}`,
 );
+
+/** The arrays INSERT_PAYMENTS binds for `payments`, column by column. */
+function insertParams(payments: readonly NewPayment[]): unknown[] {
+  const column = <T>(value: (payment: NewPayment) => T) => payments.map(value);
+  return [
+    column((p) => p.datePrefix),
+    column((p) => p.merchantId.toString()),
+    column((p) => p.merchantOrderNo),
+    column((p) => p.currency),
+    column((p) => p.amountMinor.toString()),
+    column((p) => p.method),
+    column((p) => p.webhookUrl),
+    column((p) => p.attach),
+    column((p) => p.expiresAt.toISOString()),
+    column((p) => p.createdAt.toISOString()),
+    column((p) => p.channel),
+    column((p) => p.returnUrl),
+  ];
+}
+
+const orderKey = (merchantId: bigint, merchantOrderNo: string) => `${merchantId}:${merchantOrderNo}`;
+
+/** The order a batch's rows are inserted in: by merchant, then merchantOrderNo (code units). */
+function byOrderKey(a: NewPayment, b: NewPayment): number {
+  if (a.merchantId !== b.merchantId) return a.merchantId < b.merchantId ? -1 : 1;
+  return a.merchantOrderNo < b.merchantOrderNo ? -1 : a.merchantOrderNo > b.merchantOrderNo ? 1 : 0;
+}
+
+const zip = <A, B>(as: readonly A[], bs: readonly B[]): [A, B][] => as.map((a, i) => [a, bs[i] as B]);
+
+/** The inserted rows of a batch, each given to the first create that asked for its merchantOrderNo. */
+function matchInserted(batch: readonly NewPayment[], rows: readonly PaymentRow[]): (PaymentRow | undefined)[] {
+  const inserted = new Map(rows.map((row) => [orderKey(row.merchant_id, row.merchant_order_no), row]));
+  return batch.map((payment) => {
+    const key = orderKey(payment.merchantId, payment.merchantOrderNo);
+    const row = inserted.get(key);
+    inserted.delete(key);
+    return row;
+  });
+}
+
 const findPayment = (column: 'order_no' | 'merchant_order_no', lock: boolean) =>
   prepared(
     `payments_by_${column}${lock ? '_for_update' : ''}`,
@@ -150,6 +219,37 @@ export class Payments {
       const { rows } = await this.db.query<PaymentRow>(FIND_PAYMENTS_BY_ORDER_NO, [orderNos]);
       const byNo = new Map(rows.map((row) => [row.order_no, row]));
       return orderNos.map((orderNo) => byNo.get(orderNo));
+    },
+    { cache: false, maxBatchSize: 256, batchScheduleFn: (run) => setImmediate(run) },
+  );
+
+  /**
+   * Inserts the creates that arrive in one turn of the event loop with one statement, one
+   * transaction and one commit (under load most of what a create costs the database), answering
+   * each with its row, or undefined when its merchantOrderNo was taken. The rows go in sorted by
+   * merchant and merchantOrderNo, so that two batches racing for the same numbers take their
+   * index locks in the same order and cannot deadlock. If a batch fails for anything but an
+   * unavailable database, each of its creates is tried alone: one create cannot fail another.
+   */
+  private readonly inserts = new DataLoader<NewPayment, PaymentRow | undefined>(
+    async (payments) => {
+      const insert = async (batch: readonly NewPayment[]) =>
+        matchInserted(batch, (await this.db.query<PaymentRow>(INSERT_PAYMENTS, insertParams(batch))).rows);
+      const sorted = [...payments].sort(byOrderKey);
+      try {
+        const rows = new Map(zip(sorted, await insert(sorted)));
+        return payments.map((payment) => rows.get(payment));
+      } catch (error) {
+        if (payments.length === 1 || isUnavailable(error)) throw error;
+        return Promise.all(
+          payments.map((payment) =>
+            insert([payment]).then(
+              ([row]) => row,
+              (failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))),
+            ),
+          ),
+        );
+      }
     },
     { cache: false, maxBatchSize: 256, batchScheduleFn: (run) => setImmediate(run) },
   );
@@ -278,21 +378,20 @@ export class Payments {
     const channel = connector ? storedChannel(connector) : null;
     const now = new Date(this.now());
     const datePrefix = `P${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
-    const inserted = await this.db.query<PaymentRow>(INSERT_PAYMENT, [
+    const row = await this.inserts.load({
       datePrefix,
       merchantId,
-      order.merchantOrderNo,
-      order.currency,
-      order.amountMinor,
-      order.paymentMethod.code,
-      order.webhookUrl,
-      order.attach ?? null,
-      new Date(now.getTime() + this.config.paymentExpiryMs),
-      now,
+      merchantOrderNo: order.merchantOrderNo,
+      currency: order.currency,
+      amountMinor: order.amountMinor,
+      method: order.paymentMethod.code,
+      webhookUrl: order.webhookUrl,
+      attach: order.attach ?? null,
+      expiresAt: new Date(now.getTime() + this.config.paymentExpiryMs),
+      createdAt: now,
       channel,
-      order.returnUrl ?? null,
-    ]);
-    const row = inserted.rows[0];
+      returnUrl: order.returnUrl ?? null,
+    });
     if (row) {
       const registered = connector && channel !== null ? await this.register(row, connector, true) : row;
       return { payment: this.view(registered), created: true };
