@@ -8,9 +8,20 @@
 import assert from 'node:assert/strict';
 import { generateSigningKey } from '@paygate/protocol';
 import { after, before, describe, it } from 'node:test';
-import { MERCHANT_CACHE_MS } from '../src/modules/merchants/service.js';
-import { PLATFORM_KEY_CACHE_MS } from '../src/modules/platform-keys/service.js';
-import { createMerchant, get, post, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
+import { secretSealer } from '../src/crypto/master-key.js';
+import type { Db } from '../src/db/db.js';
+import { MERCHANT_CACHE_MS, Merchants } from '../src/modules/merchants/service.js';
+import { PLATFORM_KEY_CACHE_MS, PlatformKeys } from '../src/modules/platform-keys/service.js';
+import {
+  createMerchant,
+  databases,
+  get,
+  post,
+  startTestPlatform,
+  TEST_MASTER_KEY,
+  type TestMerchant,
+  type TestPlatform,
+} from './harness.js';
 
 const ADMIN = { authorization: 'Bearer test-admin-token-0123456789abcdef', 'content-type': 'application/json' };
 
@@ -97,3 +108,49 @@ describe(
     });
   },
 );
+
+for (const database of databases()) {
+  describe(`cache refreshes are shared by the requests waiting for them (${database})`, () => {
+    let platform: TestPlatform;
+    let merchant: TestMerchant;
+    let clock = Date.now();
+    /** The platform's database, counting the statements a service sends through it. */
+    let statements: string[];
+    let counted: Db;
+    before(async () => {
+      platform = await startTestPlatform({ database });
+      merchant = await createMerchant(platform);
+      const db = platform.services.db;
+      counted = Object.assign(Object.create(db) as Db, {
+        query: (sql: Parameters<Db['query']>[0], params?: readonly unknown[]) => {
+          statements.push(typeof sql === 'string' ? sql : sql.text);
+          return db.query(sql, params);
+        },
+      });
+    });
+    after(() => platform.close());
+
+    it('20 lookups of one merchant after the cache expired read the database once', async () => {
+      const merchants = new Merchants(counted, platform.config.environment, () => clock);
+      statements = [];
+      await merchants.findByAccessKey(merchant.accessKey);
+      clock += MERCHANT_CACHE_MS;
+      const found = await Promise.all(Array.from({ length: 20 }, () => merchants.findByAccessKey(merchant.accessKey)));
+      assert.equal(statements.length, 2, 'one read to fill the cache, one to refresh it');
+      assert.ok(found.every((m) => m !== undefined && m.accessKey === merchant.accessKey));
+    });
+
+    it('20 body-key and webhook-key lookups after the cache expired read each key once', async () => {
+      const keys = new PlatformKeys(counted, platform.config.environment, secretSealer(TEST_MASTER_KEY), () => clock);
+      statements = [];
+      clock += PLATFORM_KEY_CACHE_MS;
+      const [pairs, signers] = await Promise.all([
+        Promise.all(Array.from({ length: 20 }, () => keys.bodyKeyPair(merchant.bodyKey.keyId))),
+        Promise.all(Array.from({ length: 20 }, () => keys.webhookSigner())),
+      ]);
+      assert.equal(statements.length, 2, 'one read per key');
+      assert.ok(pairs.every((pair) => pair !== undefined && pair === pairs[0]));
+      assert.ok(signers.every((signer) => signer === signers[0]));
+    });
+  });
+}

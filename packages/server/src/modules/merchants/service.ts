@@ -47,7 +47,12 @@ export const MERCHANT_CACHE_MS = 2_000;
 
 /** Merchants and their public keys, in one environment. */
 export class Merchants {
-  private readonly cache = new Map<string, { merchant: Merchant | undefined; at: number }>();
+  /**
+   * Loads by access key, kept for MERCHANT_CACHE_MS. The promise is what is kept: the requests that
+   * arrive while a load is under way share it instead of each reading the database (under load,
+   * every expiry used to send all requests in flight to the database at once).
+   */
+  private readonly cache = new Map<string, { merchant: Promise<Merchant | undefined>; at: number }>();
 
   constructor(
     private readonly db: Db,
@@ -83,9 +88,12 @@ export class Merchants {
     if (!accessKey.startsWith(accessKeyPrefix(this.environment))) return undefined;
     const cached = this.cache.get(accessKey);
     if (cached && this.now() - cached.at < MERCHANT_CACHE_MS && cached.at <= this.now()) return cached.merchant;
-    const merchant = await this.load(accessKey);
+    const merchant = this.load(accessKey);
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(accessKey, { merchant, at: this.now() });
+    const entry = { merchant, at: this.now() };
+    this.cache.set(accessKey, entry);
+    // A failed load is not kept: the next request tries again.
+    merchant.catch(() => this.cache.get(accessKey) === entry && this.cache.delete(accessKey));
     return merchant;
   }
 

@@ -57,8 +57,12 @@ export const PLATFORM_KEY_CACHE_MS = 5_000;
  * under the master key and decrypted only into memory.
  */
 export class PlatformKeys {
-  private readonly bodyCache = new Map<string, { pair: BoxKeyPair | undefined; at: number }>();
-  private signerCache: { keyid: string; key: SigningKey; at: number } | undefined;
+  /**
+   * Decrypted keys, kept for PLATFORM_KEY_CACHE_MS. The promise is what is kept: the requests or
+   * deliveries that arrive while a key is being read and decrypted share that work.
+   */
+  private readonly bodyCache = new Map<string, { pair: Promise<BoxKeyPair | undefined>; at: number }>();
+  private signerCache: { signer: Promise<{ keyid: string; key: SigningKey }>; at: number } | undefined;
 
   constructor(
     private readonly db: Db,
@@ -154,9 +158,16 @@ export class PlatformKeys {
   }
 
   /** The body key pair for a key id, or `undefined` when unknown, retired or of the other environment. */
-  async bodyKeyPair(keyId: string): Promise<BoxKeyPair | undefined> {
+  bodyKeyPair(keyId: string): Promise<BoxKeyPair | undefined> {
     const cached = this.bodyCache.get(keyId);
     if (cached && this.now() - cached.at < PLATFORM_KEY_CACHE_MS) return cached.pair;
+    const entry = { pair: this.loadBodyKeyPair(keyId), at: this.now() };
+    this.bodyCache.set(keyId, entry);
+    entry.pair.catch(() => this.bodyCache.get(keyId) === entry && this.bodyCache.delete(keyId));
+    return entry.pair;
+  }
+
+  private async loadBodyKeyPair(keyId: string): Promise<BoxKeyPair | undefined> {
     const result = await this.db.query<PlatformKeyRow>(
       `SELECT * FROM platform_keys WHERE key_id = $1 AND kind = 'body' AND environment = $2 AND status <> 'retired'`,
       [keyId, this.environment],
@@ -167,13 +178,20 @@ export class PlatformKeys {
       const opened = boxKeyPairFrom(this.sealer.open(Buffer.from(row.secret_sealed), row.key_id));
       pair = opened.ok ? opened.value : undefined;
     }
-    this.bodyCache.set(keyId, { pair, at: this.now() });
     return pair;
   }
 
   /** The active webhook signing key and its keyid. */
-  async webhookSigner(): Promise<{ keyid: string; key: SigningKey }> {
-    if (this.signerCache && this.now() - this.signerCache.at < PLATFORM_KEY_CACHE_MS) return this.signerCache;
+  webhookSigner(): Promise<{ keyid: string; key: SigningKey }> {
+    const cached = this.signerCache;
+    if (cached && this.now() - cached.at < PLATFORM_KEY_CACHE_MS) return cached.signer;
+    const entry = { signer: this.loadWebhookSigner(), at: this.now() };
+    this.signerCache = entry;
+    entry.signer.catch(() => this.signerCache === entry && (this.signerCache = undefined));
+    return entry.signer;
+  }
+
+  private async loadWebhookSigner(): Promise<{ keyid: string; key: SigningKey }> {
     const result = await this.db.query<PlatformKeyRow>(
       `SELECT * FROM platform_keys WHERE kind = 'webhook' AND environment = $1 AND status = 'active'`,
       [this.environment],
@@ -182,7 +200,6 @@ export class PlatformKeys {
     if (!row) throw new Error('no active webhook key: call ensure() at start-up');
     const key = signingKeyFrom(this.sealer.open(Buffer.from(row.secret_sealed), row.key_id));
     if (!key.ok) throw new Error(`webhook key ${row.key_id} does not load: ${key.error.reason}`);
-    this.signerCache = { keyid: row.key_id, key: key.value, at: this.now() };
-    return this.signerCache;
+    return { keyid: row.key_id, key: key.value };
   }
 }
