@@ -32,7 +32,7 @@ const OWNERS: Readonly<Record<string, string>> = {
  * Generic statement helpers that take the table from their caller (`countRows({ from: 'payments' })`,
  * `statusTotals(db, 'payouts', …)`): the caller, found by the literal it passes, must own the table.
  */
-const GENERIC_HELPERS = ['db/paging.ts', 'db/order-polls.ts'];
+const GENERIC_HELPERS = ['db/paging.ts', 'db/order-polls.ts', 'db/vacuum.ts'];
 
 const SRC = new URL('../src/', import.meta.url).pathname;
 const MIGRATIONS = new URL('../migrations/', import.meta.url).pathname;
@@ -55,7 +55,10 @@ export function tablesTouched(text: string, tables: readonly string[], sqlOnly =
   const code = withoutComments(text);
   const found = new Set<string>();
   for (const table of tables) {
-    const sql = new RegExp(`\\b(FROM|JOIN|INTO|UPDATE|TABLE|TRUNCATE)\\s+(ONLY\\s+)?"?${table}"?(?![A-Za-z0-9_])`, 'i');
+    const sql = new RegExp(
+      `\\b(FROM|JOIN|INTO|UPDATE|TABLE|TRUNCATE|(VACUUM|ANALYZE)(\\s*\\([^)]*\\))?)\\s+(ONLY\\s+)?"?${table}"?(?![A-Za-z0-9_])`,
+      'i',
+    );
     const helperArgument = new RegExp(
       `(\\b(from|table)\\s*:\\s*|\\b(statusTotals|claimDuePolls|countRows|keysetPage)\\([^,)]*,\\s*)['"\`]${table}['"\`]`,
     );
@@ -66,7 +69,7 @@ export function tablesTouched(text: string, tables: readonly string[], sqlOnly =
 
 /** A statement whose table is interpolated: only the generic helpers may build one. */
 export function interpolatesTable(text: string): boolean {
-  return /\b(FROM|JOIN|INTO|UPDATE|TABLE|TRUNCATE)\s+\$\{/.test(withoutComments(text));
+  return /\b(FROM|JOIN|INTO|UPDATE|TABLE|TRUNCATE|(VACUUM|ANALYZE)(\s*\([^)]*\))?)\s+\$\{/.test(withoutComments(text));
 }
 
 describe('table ownership', () => {
@@ -131,10 +134,14 @@ describe('table ownership', () => {
     assert.deepEqual(seen("countRows(this.db, { from: 'payouts', equals })"), ['payouts']);
     assert.deepEqual(seen("statusTotals(this.db, 'payments', merchantId, range)"), ['payments']);
     assert.deepEqual(seen("claimDuePolls(this.db, 'payouts', order, claim)"), ['payouts']);
+    assert.deepEqual(seen('`VACUUM (ANALYZE) events`'), ['events']);
+    assert.deepEqual(seen('`ANALYZE payouts`'), ['payouts']);
+    assert.deepEqual(seen("vacuumTable(this.db, { table: 'request_nonces' })"), ['request_nonces']);
     // Prose and look-alike names are not SQL.
     assert.deepEqual(seen('// reads from payments and updates events\n/* FROM payouts */'), []);
     assert.deepEqual(seen("`SELECT * FROM payments_archive`; const kind = 'payments';"), []);
     assert.equal(interpolatesTable('`SELECT merchant_id FROM ${table} WHERE order_no = $1`'), true);
     assert.equal(interpolatesTable('`SELECT * FROM payments WHERE ${where}`'), false);
+    assert.equal(interpolatesTable('`VACUUM (ANALYZE) ${table}`'), true);
   });
 });

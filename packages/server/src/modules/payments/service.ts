@@ -13,6 +13,7 @@ import {
 import type { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
+import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
 import {
@@ -431,6 +432,11 @@ export class Payments {
 
   async get(merchantId: bigint, ref: OrderRef): Promise<PaymentView> {
     return this.view(await this.find(this.db, merchantId, ref));
+  }
+
+  /** The embedded database only: vacuums payments (status changes leave the old row versions behind) when it has dead rows (see vacuumTable). */
+  vacuum(): Promise<Vacuumed | undefined> {
+    return vacuumTable(this.db, { table: 'payments' });
   }
 
   /** Raw row by order number, for other modules (cashier page, portal). */

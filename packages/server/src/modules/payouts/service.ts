@@ -14,6 +14,7 @@ import {
 } from '@paygate/wire';
 import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
+import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
 import {
@@ -113,6 +114,11 @@ export class Payouts {
   ) {
     this.createSchema = createPayoutRequest(webhookUrl(config));
     this.updateSchema = updatePayoutRequest(webhookUrl(config));
+  }
+
+  /** The embedded database only: vacuums payouts (status changes leave the old row versions behind) when it has dead rows (see vacuumTable). */
+  vacuum(): Promise<Vacuumed | undefined> {
+    return vacuumTable(this.db, { table: 'payouts' });
   }
 
   view(row: PayoutRow): PayoutView {

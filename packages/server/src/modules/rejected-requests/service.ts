@@ -1,5 +1,6 @@
 import type { RejectedRequest } from '@paygate/wire';
 import type { Db } from '../../db/db.js';
+import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
 
 /** How long a rejection is kept (the sweeper purges older ones). */
 export const REJECTED_REQUEST_TTL_MS = 7 * 86_400_000;
@@ -84,5 +85,10 @@ export class RejectedRequests {
       new Date(this.now() - REJECTED_REQUEST_TTL_MS),
     ]);
     return result.rowCount ?? 0;
+  }
+
+  /** The embedded database only: vacuums rejected_requests (purged by the sweeper) when it has dead rows (see vacuumTable). */
+  vacuum(): Promise<Vacuumed | undefined> {
+    return vacuumTable(this.db, { table: 'rejected_requests' });
   }
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { signWebhook } from '@paygate/protocol';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/db.js';
+import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
 import { countRows, keysetPage } from '../../db/paging.js';
 import { checkTimeRange } from '../../validation.js';
 import { DomainError, validationFailed } from '../../errors.js';
@@ -564,5 +565,10 @@ export class Webhooks {
     const row = result.rows[0];
     const oldest = row?.oldest ? Math.max(0, (this.now() - row.oldest.getTime()) / 1000) : 0;
     return { pending: Number(row?.pending ?? 0), oldestPendingAgeSeconds: oldest };
+  }
+
+  /** The embedded database only: vacuums events (every delivery attempt updates its event) when it has dead rows (see vacuumTable). */
+  vacuum(): Promise<Vacuumed | undefined> {
+    return vacuumTable(this.db, { table: 'events' });
   }
 }
