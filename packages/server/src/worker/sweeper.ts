@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../db/db.js';
 import type { Vacuumed } from '../db/vacuum.js';
-import { vacuumNonces } from '../modules/auth/vacuum.js';
 import type { Services } from '../services.js';
 
 /**
@@ -30,7 +29,7 @@ export async function vacuumOnce(services: Services): Promise<Vacuumed[]> {
   if (services.db.kind !== 'pglite') return [];
   const done: Vacuumed[] = [];
   for (const vacuum of [
-    () => vacuumNonces(services.db),
+    () => services.nonces.vacuum(),
     () => services.payments.vacuum(),
     () => services.payouts.vacuum(),
     () => services.webhooks.vacuum(),

@@ -1,4 +1,5 @@
 import { type Db, prepared } from '../../db/db.js';
+import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
 
 /**
  * Records a batch of nonces in one statement; the primary key (merchant_id, nonce) decides which
@@ -86,6 +87,15 @@ export class Nonces {
   async count(): Promise<number> {
     const result = await this.db.query<{ n: bigint }>('SELECT count(*)::bigint AS n FROM request_nonces');
     return Number(result.rows[0]?.n ?? 0);
+  }
+
+  /**
+   * The embedded database only: vacuums request_nonces when the purge left dead rows (see
+   * vacuumTable). Without it the table's file grows by a signature window's worth of rows every
+   * window, since space freed by the purge is never reused.
+   */
+  vacuum(): Promise<Vacuumed | undefined> {
+    return vacuumTable(this.db, { table: 'request_nonces' });
   }
 
   /** Deletes nonces whose signatures can no longer verify; returns how many. */
