@@ -166,7 +166,12 @@ async function startRelay() {
   const relay = {
     url: '',
     upstream: '',
-    mode: 'pass' as 'pass' | 'hold',
+    /**
+     * Notifications about this order reference are passed on but their answers held back from the
+     * simulator (which then waits, with everything queued behind). Only the one order's: another
+     * notification arriving meanwhile (the expiring payment's, say) must not be held as well.
+     */
+    holdReference: undefined as string | undefined,
     seen,
     server: undefined as Server | undefined,
   };
@@ -182,7 +187,7 @@ async function startRelay() {
         }
         const entry: Relayed = { target: req.url ?? '/', headers, body: Buffer.concat(chunks) };
         seen.push(entry);
-        const mode = relay.mode;
+        const hold = relay.holdReference !== undefined && referenceOf(entry) === relay.holdReference;
         try {
           const upstream = await fetch(relay.upstream + entry.target, {
             method: req.method ?? 'POST',
@@ -193,7 +198,7 @@ async function startRelay() {
         } catch (error) {
           entry.answer = { status: 502, text: String(error) };
         }
-        if (mode === 'hold') {
+        if (hold) {
           held.add(res);
           return;
         }
@@ -895,7 +900,7 @@ for (const database of databases()) {
       const first = await world.shop.payments.create(paymentOf(world.receiver.url, '71.00'));
       const second = await world.shop.payments.create(paymentOf(world.receiver.url, '72.00'));
       // The platform applies the first notification, but its answer never reaches the simulator.
-      world.relay.relay.mode = 'hold';
+      world.relay.relay.holdReference = first.orderNo;
       await mustControl(world, '/payments/complete', { reference: first.orderNo, status: 'SUCCEEDED' });
       await mustControl(world, '/payments/complete', { reference: second.orderNo, status: 'SUCCEEDED' });
       const held = await waitFor(
@@ -910,7 +915,7 @@ for (const database of databases()) {
       );
       world.psp.child.kill('SIGKILL');
       await world.psp.exited;
-      world.relay.relay.mode = 'pass';
+      world.relay.relay.holdReference = undefined;
       assert.equal((await world.shop.payments.query({ orderNo: second.orderNo })).status, 'PENDING');
 
       world.psp = await startPsp(world.pspPort, world.pspDataDir);
