@@ -214,6 +214,15 @@ for (const database of databases()) {
         await client.post('/portal/api/keys/retire', { key });
       });
 
+      it('refuses an email with a control character (NUL) as VALIDATION_FAILED, not a 500', async () => {
+        const client = new PortalClient(platform);
+        const response = await client.signIn('\u0000', userA.password);
+        assert.equal(response.status, 400, response.text);
+        assert.equal(response.body.msg, 'VALIDATION_FAILED');
+        const embedded = await client.signIn(`${userA.email}\u0000`, userA.password);
+        assert.equal(embedded.status, 400, embedded.text);
+      });
+
       it('refuses a sign-in posted from another origin', async () => {
         const client = new PortalClient(platform);
         const response = await client.signIn(userA.email, userA.password, { origin: 'https://evil.example' });

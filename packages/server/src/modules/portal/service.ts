@@ -29,6 +29,9 @@ const newToken = () => randomBytes(32).toString('base64url');
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
+/** No control characters (PostgreSQL text cannot hold NUL; none belongs in an address anyway). */
+const NO_CONTROL_CHARACTERS = /^\P{Cc}*$/u;
+
 const email = z
   .string()
   .transform(normalizeEmail)
@@ -36,6 +39,7 @@ const email = z
     z
       .string()
       .max(254)
+      .regex(NO_CONTROL_CHARACTERS, 'an email address')
       .regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'an email address'),
   );
 
@@ -184,7 +188,10 @@ export class PortalAccounts {
    */
   async signIn(input: unknown, ip: string): Promise<{ token: string; session: PortalSession }> {
     const credentials = parseInput(
-      z.object({ email: z.string().max(254).transform(normalizeEmail), password: z.string().max(1024) }),
+      z.object({
+        email: z.string().max(254).regex(NO_CONTROL_CHARACTERS, 'no control characters').transform(normalizeEmail),
+        password: z.string().max(1024),
+      }),
       input,
     );
     const now = this.now();
