@@ -5,7 +5,7 @@
 // verifies every signature and parses every event before answering 200.
 //
 // BENCH_DATABASE=postgres|pglite runs one database only; BENCH_WEBHOOK_ROUNDS sets the measured
-// rounds (default 3); BENCH_CPU_PROF=<dir> writes a CPU profile of the delivering process there.
+// rounds (default 3); BENCH_CPU_PROF=<dir> writes CPU profiles of the delivering process and the receiver there.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -118,9 +118,11 @@ async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Pro
     );
     children.push(host.child);
     const { webhookKeys } = JSON.parse(host.line) as { webhookKeys: unknown };
-    const receiverChild = await start('packages/server/bench/receiver-server.ts', {
-      WEBHOOK_KEYS: JSON.stringify(webhookKeys),
-    });
+    const receiverChild = await start(
+      'packages/server/bench/receiver-server.ts',
+      { WEBHOOK_KEYS: JSON.stringify(webhookKeys) },
+      { profile: 'receiver' },
+    );
     children.push(receiverChild.child);
     const receiver = urlOf(receiverChild.line);
     // A host name, as merchants' URLs have: every delivery goes through the SSRF guard's lookup.
