@@ -34,6 +34,9 @@ const SCHEMAS: Readonly<Record<string, z.ZodType<WebhookEvent>>> = {
   'PAYOUT REFUNDED': refunded,
 };
 
+/** What picks an event's schema; built once (a zod schema compiles its parser on first use). */
+const eventKind = z.object({ orderType: z.string(), status: z.string() });
+
 /** Schema of any webhook event body (members the SDK does not know are dropped from the typed value). */
 export const webhookEventSchema: z.ZodType<WebhookEvent> = z.union([succeeded, closed, result, refunded]);
 
@@ -82,7 +85,7 @@ export function parseWebhookEvent(body: Uint8Array): WebhookEvent {
   } catch {
     throw payloadError('the body is not JSON');
   }
-  const kind = z.object({ orderType: z.string(), status: z.string() }).safeParse(json);
+  const kind = eventKind.safeParse(json);
   if (!kind.success) throw payloadError('the body has no orderType and status strings');
   const schema = SCHEMAS[`${kind.data.orderType} ${kind.data.status}`];
   if (!schema) throw payloadError(`unknown event ${kind.data.orderType} ${kind.data.status}`);
