@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import {
   type Currency,
   createPaymentRequest,
@@ -13,6 +12,7 @@ import {
 import type { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
+import { perTurnLoader } from '../../db/per-turn.js';
 import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
 import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
@@ -215,14 +215,11 @@ export class Payments {
    * loop are answered by one statement (under load, N signed queries cost one round trip instead
    * of N). No cache: each caller reads committed data no older than its own call.
    */
-  private readonly byOrderNo = new DataLoader<string, PaymentRow | undefined>(
-    async (orderNos) => {
-      const { rows } = await this.db.query<PaymentRow>(FIND_PAYMENTS_BY_ORDER_NO, [orderNos]);
-      const byNo = new Map(rows.map((row) => [row.order_no, row]));
-      return orderNos.map((orderNo) => byNo.get(orderNo));
-    },
-    { cache: false, maxBatchSize: 256, batchScheduleFn: (run) => setImmediate(run) },
-  );
+  private readonly byOrderNo = perTurnLoader<string, PaymentRow | undefined>(async (orderNos) => {
+    const { rows } = await this.db.query<PaymentRow>(FIND_PAYMENTS_BY_ORDER_NO, [orderNos]);
+    const byNo = new Map(rows.map((row) => [row.order_no, row]));
+    return orderNos.map((orderNo) => byNo.get(orderNo));
+  });
 
   /**
    * Inserts the creates that arrive in one turn of the event loop with one statement, one
@@ -232,28 +229,25 @@ export class Payments {
    * index locks in the same order and cannot deadlock. If a batch fails for anything but an
    * unavailable database, each of its creates is tried alone: one create cannot fail another.
    */
-  private readonly inserts = new DataLoader<NewPayment, PaymentRow | undefined>(
-    async (payments) => {
-      const insert = async (batch: readonly NewPayment[]) =>
-        matchInserted(batch, (await this.db.query<PaymentRow>(INSERT_PAYMENTS, insertParams(batch))).rows);
-      const sorted = [...payments].sort(byOrderKey);
-      try {
-        const rows = new Map(zip(sorted, await insert(sorted)));
-        return payments.map((payment) => rows.get(payment));
-      } catch (error) {
-        if (payments.length === 1 || isUnavailable(error)) throw error;
-        return Promise.all(
-          payments.map((payment) =>
-            insert([payment]).then(
-              ([row]) => row,
-              (failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))),
-            ),
+  private readonly inserts = perTurnLoader<NewPayment, PaymentRow | undefined>(async (payments) => {
+    const insert = async (batch: readonly NewPayment[]) =>
+      matchInserted(batch, (await this.db.query<PaymentRow>(INSERT_PAYMENTS, insertParams(batch))).rows);
+    const sorted = [...payments].sort(byOrderKey);
+    try {
+      const rows = new Map(zip(sorted, await insert(sorted)));
+      return payments.map((payment) => rows.get(payment));
+    } catch (error) {
+      if (payments.length === 1 || isUnavailable(error)) throw error;
+      return Promise.all(
+        payments.map((payment) =>
+          insert([payment]).then(
+            ([row]) => row,
+            (failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))),
           ),
-        );
-      }
-    },
-    { cache: false, maxBatchSize: 256, batchScheduleFn: (run) => setImmediate(run) },
-  );
+        ),
+      );
+    }
+  });
 
   constructor(
     private readonly db: Db,
