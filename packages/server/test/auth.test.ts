@@ -352,6 +352,24 @@ for (const database of databases()) {
       assert.equal(await nonces.consume(2n, nonce, expires), false);
     });
 
+    it('a batch whose statement fails rejects the uses it carried; a repeat in the batch is still a replay', async () => {
+      const nonces = platform.services.nonces;
+      const expires = Math.floor(platform.services.now() / 1000) + 300;
+      const nonce = randomUUID();
+      // A merchant id past bigint's range fails the whole statement in the database.
+      const results = await Promise.allSettled([
+        nonces.consume(1n, nonce, expires),
+        nonces.consume(1n, nonce, expires),
+        nonces.consume(2n ** 70n, randomUUID(), expires),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['rejected', 'fulfilled', 'rejected'],
+      );
+      assert.equal(results[1]?.status === 'fulfilled' && results[1].value, false);
+      assert.equal(await nonces.consume(1n, nonce, expires), true, 'the failed batch recorded nothing');
+    });
+
     it('refuses an unknown access key and a key signed by someone else', async () => {
       await refusedWrite((w) => setHeader(w.headers, 'merchant-access-key', 'ak_test_unknownunknown0000'));
       const stranger = { ...merchant, key: generateSigningKey() };

@@ -1,4 +1,5 @@
 import { type Db, prepared } from '../../db/db.js';
+import { perTurnLoader } from '../../db/per-turn.js';
 import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
 
 /**
@@ -16,29 +17,27 @@ const CONSUME_NONCES = prepared(
 /** How long past its signature's expiry a nonce is kept before it is purged. */
 export const KEEP_AFTER_EXPIRY_MS = 60_000;
 
-/** At most this many nonces per statement. */
-const MAX_BATCH = 256;
-
-interface Waiting {
-  readonly key: string;
+/** One request's use of a nonce (lowercased), kept until its signature has expired. */
+interface NonceUse {
   readonly merchantId: bigint;
   readonly nonce: string;
   readonly expiresAt: Date;
-  readonly resolve: (fresh: boolean) => void;
-  readonly reject: (error: unknown) => void;
 }
+
+/** What the primary key decides on, as RETURNING names it. */
+const useKey = (merchantId: bigint | string, nonce: string) => `${merchantId}:${nonce}`;
 
 /**
  * One-time request nonces, decided by a unique insert in the shared database, so that every
  * instance agrees on the first use of a nonce.
  *
  * Every authenticated request consumes one, so the nonces that arrive in the same turn of the
- * event loop go to the database together: one statement and one commit for all of them instead
- * of one each. Each nonce is still decided by the primary key alone; within a batch the first
- * request with a nonce is the one that may win it, any other is a replay.
+ * event loop go to the database together (db/per-turn.ts): one statement and one commit for all
+ * of them instead of one each. Each nonce is still decided by the primary key alone; within a
+ * batch the first request with a nonce is the one that may win it, any other is a replay.
  */
 export class Nonces {
-  private waiting: Waiting[] = [];
+  private readonly uses = perTurnLoader<NonceUse, boolean>((batch) => this.record(batch));
 
   constructor(
     private readonly db: Db,
@@ -47,39 +46,38 @@ export class Nonces {
 
   /** Records the nonce; `true` when it was new, `false` when this merchant used it before. */
   consume(merchantId: bigint, nonce: string, expiresUnixSeconds: number): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      const normalized = nonce.toLowerCase();
-      this.waiting.push({
-        key: `${merchantId}:${normalized}`,
-        merchantId,
-        nonce: normalized,
-        expiresAt: new Date(expiresUnixSeconds * 1000),
-        resolve,
-        reject,
-      });
-      if (this.waiting.length === 1) setImmediate(() => void this.flush());
+    return this.uses.load({
+      merchantId,
+      nonce: nonce.toLowerCase(),
+      expiresAt: new Date(expiresUnixSeconds * 1000),
     });
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.waiting.splice(0, MAX_BATCH);
-    if (this.waiting.length > 0) setImmediate(() => void this.flush());
-    const first = new Map<string, Waiting>();
-    for (const entry of batch) {
-      if (first.has(entry.key)) entry.resolve(false);
-      else first.set(entry.key, entry);
-    }
-    const entries = [...first.values()];
+  /**
+   * Inserts the first use of each nonce of a batch with one statement; each use is answered with
+   * whether it won its nonce. A later use of a nonce within the batch is a replay (`false`) even
+   * when the statement fails; the statement's error is the answer of the uses it carried.
+   */
+  private async record(batch: readonly NonceUse[]): Promise<(boolean | Error)[]> {
+    const seen = new Set<string>();
+    const first = batch.map(({ merchantId, nonce }) => {
+      const key = useKey(merchantId, nonce);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    const uses = batch.filter((_, i) => first[i]);
     try {
       const inserted = await this.db.query<{ merchant_id: string; nonce: string }>(CONSUME_NONCES, [
-        entries.map((e) => e.merchantId.toString()),
-        entries.map((e) => e.nonce),
-        entries.map((e) => e.expiresAt.toISOString()),
+        uses.map((use) => use.merchantId.toString()),
+        uses.map((use) => use.nonce),
+        uses.map((use) => use.expiresAt.toISOString()),
       ]);
-      const fresh = new Set(inserted.rows.map((row) => `${row.merchant_id}:${row.nonce}`));
-      for (const entry of entries) entry.resolve(fresh.has(entry.key));
+      const fresh = new Set(inserted.rows.map((row) => useKey(row.merchant_id, row.nonce)));
+      return batch.map(({ merchantId, nonce }, i) => first[i] === true && fresh.has(useKey(merchantId, nonce)));
     } catch (error) {
-      for (const entry of entries) entry.reject(error);
+      const failure = error instanceof Error ? error : new Error(String(error));
+      return first.map((isFirst) => (isFirst ? failure : false));
     }
   }
 
