@@ -1,5 +1,6 @@
 import type { MerchantKey } from '@paygate/wire';
 import { publicKeyFrom } from '@paygate/protocol';
+import { TtlPromiseCache } from '../../cache/ttl-promise-cache.js';
 import type { Environment } from '../../config.js';
 import { type Db, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
@@ -48,11 +49,15 @@ export const MERCHANT_CACHE_MS = 2_000;
 /** Merchants and their public keys, in one environment. */
 export class Merchants {
   /**
-   * Loads by access key, kept for MERCHANT_CACHE_MS. The promise is what is kept: the requests that
-   * arrive while a load is under way share it instead of each reading the database (under load,
-   * every expiry used to send all requests in flight to the database at once).
+   * Loads by access key, kept for MERCHANT_CACHE_MS; the requests that arrive while a load is under
+   * way share it instead of each reading the database. Past 10,000 merchants kept, it starts over.
    */
-  private readonly cache = new Map<string, { merchant: Promise<Merchant | undefined>; at: number }>();
+  private readonly cache = new TtlPromiseCache<string, Merchant | undefined>({
+    load: (accessKey) => this.load(accessKey),
+    ttlMs: MERCHANT_CACHE_MS,
+    now: () => this.now(),
+    maxEntries: 10_000,
+  });
 
   constructor(
     private readonly db: Db,
@@ -86,15 +91,7 @@ export class Merchants {
    */
   async findByAccessKey(accessKey: string): Promise<Merchant | undefined> {
     if (!accessKey.startsWith(accessKeyPrefix(this.environment))) return undefined;
-    const cached = this.cache.get(accessKey);
-    if (cached && this.now() - cached.at < MERCHANT_CACHE_MS && cached.at <= this.now()) return cached.merchant;
-    const merchant = this.load(accessKey);
-    if (this.cache.size > 10_000) this.cache.clear();
-    const entry = { merchant, at: this.now() };
-    this.cache.set(accessKey, entry);
-    // A failed load is not kept: the next request tries again.
-    merchant.catch(() => this.cache.get(accessKey) === entry && this.cache.delete(accessKey));
-    return merchant;
+    return this.cache.get(accessKey);
   }
 
   private async load(accessKey: string): Promise<Merchant | undefined> {

@@ -6,6 +6,7 @@ import {
   type SigningKey,
   signingKeyFrom,
 } from '@paygate/protocol';
+import { TtlPromiseCache } from '../../cache/ttl-promise-cache.js';
 import type { Environment } from '../../config.js';
 import type { SecretSealer } from '../../crypto/master-key.js';
 import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
@@ -51,6 +52,12 @@ const toInfo = (row: PlatformKeyRow): PlatformKeyInfo => ({
  */
 export const PLATFORM_KEY_CACHE_MS = 5_000;
 
+/** The active webhook signing key and its keyid. */
+export interface WebhookSigner {
+  readonly keyid: string;
+  readonly key: SigningKey;
+}
+
 /**
  * The platform's body (X25519) and webhook (Ed25519) keys for one environment: several may be
  * usable at once, exactly one of each kind is active for new use. Private keys are stored sealed
@@ -58,11 +65,20 @@ export const PLATFORM_KEY_CACHE_MS = 5_000;
  */
 export class PlatformKeys {
   /**
-   * Decrypted keys, kept for PLATFORM_KEY_CACHE_MS. The promise is what is kept: the requests or
-   * deliveries that arrive while a key is being read and decrypted share that work.
+   * Decrypted keys, kept for PLATFORM_KEY_CACHE_MS; the requests or deliveries that arrive while a
+   * key is being read and decrypted share that work.
    */
-  private readonly bodyCache = new Map<string, { pair: Promise<BoxKeyPair | undefined>; at: number }>();
-  private signerCache: { signer: Promise<{ keyid: string; key: SigningKey }>; at: number } | undefined;
+  private readonly bodyCache = new TtlPromiseCache<string, BoxKeyPair | undefined>({
+    load: (keyId) => this.loadBodyKeyPair(keyId),
+    ttlMs: PLATFORM_KEY_CACHE_MS,
+    now: () => this.now(),
+  });
+  /** The active webhook signing key, under the one key `active`. */
+  private readonly signerCache = new TtlPromiseCache<'active', WebhookSigner>({
+    load: () => this.loadWebhookSigner(),
+    ttlMs: PLATFORM_KEY_CACHE_MS,
+    now: () => this.now(),
+  });
 
   constructor(
     private readonly db: Db,
@@ -114,7 +130,7 @@ export class PlatformKeys {
       );
       await this.insertActive(tx, kind);
     });
-    this.signerCache = undefined;
+    this.signerCache.clear();
     const active = (await this.list()).find((key) => key.kind === kind && key.status === 'active');
     if (!active) throw new Error('rotation left no active key');
     return active;
@@ -159,12 +175,7 @@ export class PlatformKeys {
 
   /** The body key pair for a key id, or `undefined` when unknown, retired or of the other environment. */
   bodyKeyPair(keyId: string): Promise<BoxKeyPair | undefined> {
-    const cached = this.bodyCache.get(keyId);
-    if (cached && this.now() - cached.at < PLATFORM_KEY_CACHE_MS) return cached.pair;
-    const entry = { pair: this.loadBodyKeyPair(keyId), at: this.now() };
-    this.bodyCache.set(keyId, entry);
-    entry.pair.catch(() => this.bodyCache.get(keyId) === entry && this.bodyCache.delete(keyId));
-    return entry.pair;
+    return this.bodyCache.get(keyId);
   }
 
   private async loadBodyKeyPair(keyId: string): Promise<BoxKeyPair | undefined> {
@@ -182,16 +193,11 @@ export class PlatformKeys {
   }
 
   /** The active webhook signing key and its keyid. */
-  webhookSigner(): Promise<{ keyid: string; key: SigningKey }> {
-    const cached = this.signerCache;
-    if (cached && this.now() - cached.at < PLATFORM_KEY_CACHE_MS) return cached.signer;
-    const entry = { signer: this.loadWebhookSigner(), at: this.now() };
-    this.signerCache = entry;
-    entry.signer.catch(() => this.signerCache === entry && (this.signerCache = undefined));
-    return entry.signer;
+  webhookSigner(): Promise<WebhookSigner> {
+    return this.signerCache.get('active');
   }
 
-  private async loadWebhookSigner(): Promise<{ keyid: string; key: SigningKey }> {
+  private async loadWebhookSigner(): Promise<WebhookSigner> {
     const result = await this.db.query<PlatformKeyRow>(
       `SELECT * FROM platform_keys WHERE kind = 'webhook' AND environment = $1 AND status = 'active'`,
       [this.environment],
