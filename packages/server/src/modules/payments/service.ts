@@ -169,8 +169,6 @@ function byOrderKey(a: NewPayment, b: NewPayment): number {
   return a.merchantOrderNo < b.merchantOrderNo ? -1 : a.merchantOrderNo > b.merchantOrderNo ? 1 : 0;
 }
 
-const zip = <A, B>(as: readonly A[], bs: readonly B[]): [A, B][] => as.map((a, i) => [a, bs[i] as B]);
-
 /** The inserted rows of a batch, each given to the first create that asked for its merchantOrderNo. */
 function matchInserted(batch: readonly NewPayment[], rows: readonly PaymentRow[]): (PaymentRow | undefined)[] {
   const inserted = new Map(rows.map((row) => [orderKey(row.merchant_id, row.merchant_order_no), row]));
@@ -230,12 +228,14 @@ export class Payments {
    * unavailable database, each of its creates is tried alone: one create cannot fail another.
    */
   private readonly inserts = perTurnLoader<NewPayment, PaymentRow | undefined>(async (payments) => {
-    const insert = async (batch: readonly NewPayment[]) =>
-      matchInserted(batch, (await this.db.query<PaymentRow>(INSERT_PAYMENTS, insertParams(batch))).rows);
-    const sorted = [...payments].sort(byOrderKey);
+    // Sent sorted, matched back by key in the callers' order: the sort is stable, so the first
+    // create of a merchantOrderNo is first in both orders and is the one given its row.
+    const insert = async (batch: readonly NewPayment[]) => {
+      const sorted = [...batch].sort(byOrderKey);
+      return matchInserted(batch, (await this.db.query<PaymentRow>(INSERT_PAYMENTS, insertParams(sorted))).rows);
+    };
     try {
-      const rows = new Map(zip(sorted, await insert(sorted)));
-      return payments.map((payment) => rows.get(payment));
+      return await insert(payments);
     } catch (error) {
       if (payments.length === 1 || isUnavailable(error)) throw error;
       return Promise.all(
