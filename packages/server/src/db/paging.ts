@@ -1,4 +1,5 @@
 import type { StatusTotal } from '@paygate/wire';
+import { validationFailed } from '../errors.js';
 import { checkTimeRange, decodeCursor, encodeCursor } from '../validation.js';
 import { scaleOf } from '../modules/catalog/catalog.js';
 import { formatAmount } from '../money.js';
@@ -103,6 +104,67 @@ export async function countRows(db: Queryable, query: CountQuery): Promise<numbe
     params,
   );
   return Number(result.rows[0]?.n ?? 0);
+}
+
+/** What a list of one merchant's payments or payouts filters on. */
+export interface OrderListFilters {
+  /** One of the table's statuses, or none. */
+  status?: string | undefined;
+  /** Created at or after / at or before, Unix ms, inclusive. */
+  from?: number | undefined;
+  to?: number | undefined;
+  pageSize: number;
+  cursor?: string | undefined;
+}
+
+/** An order table as its listing reads it: the table, the columns of its rows and its statuses. */
+export interface OrderTable {
+  readonly table: 'payments' | 'payouts';
+  /** The select list of a row (`*` or named columns). */
+  readonly columns: string;
+  /** The statuses a list filter may name. */
+  readonly statuses: readonly string[];
+}
+
+/** A list filter's status: one of the table's statuses, or none. */
+function checkStatusFilter(orders: OrderTable, status: string | undefined): void {
+  if (status !== undefined && !orders.statuses.includes(status)) {
+    throw validationFailed([{ field: 'status', message: `one of ${orders.statuses.join(', ')}` }]);
+  }
+}
+
+/** A page of one merchant's orders, newest first, filtered by status and creation time (see keysetPage). */
+export async function orderPage<R extends { created_at: Date; id: bigint }>(
+  db: Queryable,
+  orders: OrderTable,
+  merchantId: bigint,
+  filters: OrderListFilters,
+): Promise<Page<R>> {
+  checkStatusFilter(orders, filters.status);
+  return keysetPage<R>(db, {
+    select: `SELECT ${orders.columns} FROM ${orders.table}`,
+    equals: { merchant_id: merchantId, status: filters.status },
+    from: filters.from,
+    to: filters.to,
+    cursor: filters.cursor,
+    pageSize: filters.pageSize,
+  });
+}
+
+/** How many of one merchant's orders `orderPage` would page through with these filters. */
+export async function orderCount(
+  db: Queryable,
+  orders: OrderTable,
+  merchantId: bigint,
+  filters: Omit<OrderListFilters, 'pageSize' | 'cursor'>,
+): Promise<number> {
+  checkStatusFilter(orders, filters.status);
+  return countRows(db, {
+    from: orders.table,
+    equals: { merchant_id: merchantId, status: filters.status },
+    createdFrom: filters.from,
+    createdTo: filters.to,
+  });
 }
 
 /** One status and currency of an order table over a period: how many orders and their amount. */

@@ -14,7 +14,14 @@ import type { Config } from '../../config.js';
 import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
 import { perTurnLoader } from '../../db/per-turn.js';
 import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
-import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
+import {
+  type OrderListFilters,
+  orderCount,
+  orderPage,
+  type OrderTable,
+  type StatusTotal,
+  statusTotals,
+} from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
 import {
   channelUnavailable,
@@ -90,14 +97,6 @@ export type CreatePaymentInput = z.output<ReturnType<typeof createPaymentRequest
 
 /** What the sandbox channel (or the cashier page) reports about a payment. */
 export type ChannelReport = z.output<typeof SimulatePaymentRequest>;
-
-export interface ListFilters {
-  status?: string | undefined;
-  from?: number | undefined;
-  to?: number | undefined;
-  pageSize: number;
-  cursor?: string | undefined;
-}
 
 /** Every column of PaymentRow, listed so that prepared statements keep their shape. */
 const PAYMENT_COLUMNS = `id, order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
@@ -195,12 +194,8 @@ const FIND_PAYMENT = {
   merchant_order_no: [findPayment('merchant_order_no', false), findPayment('merchant_order_no', true)],
 } as const;
 
-/** A list filter's status: one of the payment statuses, or none. */
-function checkStatusFilter(status: string | undefined): void {
-  if (status !== undefined && !PAYMENT_STATUSES.includes(status as PaymentStatus)) {
-    throw validationFailed([{ field: 'status', message: `one of ${PAYMENT_STATUSES.join(', ')}` }]);
-  }
-}
+/** Payments as their list and count read them. */
+const PAYMENT_ORDERS: OrderTable = { table: 'payments', columns: PAYMENT_COLUMNS, statuses: PAYMENT_STATUSES };
 
 /** Payment orders: create, read, list, cancel, update, and the channel's state changes. */
 export class Payments {
@@ -439,28 +434,17 @@ export class Payments {
   }
 
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
-  async list(merchantId: bigint, filters: ListFilters): Promise<{ items: PaymentView[]; nextCursor: string | null }> {
-    checkStatusFilter(filters.status);
-    const page = await keysetPage<PaymentRow>(this.db, {
-      select: `SELECT ${PAYMENT_COLUMNS} FROM payments`,
-      equals: { merchant_id: merchantId, status: filters.status },
-      from: filters.from,
-      to: filters.to,
-      cursor: filters.cursor,
-      pageSize: filters.pageSize,
-    });
+  async list(
+    merchantId: bigint,
+    filters: OrderListFilters,
+  ): Promise<{ items: PaymentView[]; nextCursor: string | null }> {
+    const page = await orderPage<PaymentRow>(this.db, PAYMENT_ORDERS, merchantId, filters);
     return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor };
   }
 
   /** How many payments `list` would page through with these filters. */
-  async count(merchantId: bigint, filters: Omit<ListFilters, 'pageSize' | 'cursor'>): Promise<number> {
-    checkStatusFilter(filters.status);
-    return countRows(this.db, {
-      from: 'payments',
-      equals: { merchant_id: merchantId, status: filters.status },
-      createdFrom: filters.from,
-      createdTo: filters.to,
-    });
+  count(merchantId: bigint, filters: Omit<OrderListFilters, 'pageSize' | 'cursor'>): Promise<number> {
+    return orderCount(this.db, PAYMENT_ORDERS, merchantId, filters);
   }
 
   /** Payments created in [from, to] by status and currency: count and amount (the portal's overview). */

@@ -15,7 +15,14 @@ import {
 import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
-import { countRows, keysetPage, type StatusTotal, statusTotals } from '../../db/paging.js';
+import {
+  type OrderListFilters,
+  orderCount,
+  orderPage,
+  type OrderTable,
+  type StatusTotal,
+  statusTotals,
+} from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
 import {
   channelUnavailable,
@@ -82,20 +89,8 @@ export interface PayoutRow {
 export type PayoutView = Payout;
 export type { Payee, PayoutReceipt };
 
-export interface PayoutListFilters {
-  status?: string | undefined;
-  from?: number | undefined;
-  to?: number | undefined;
-  pageSize: number;
-  cursor?: string | undefined;
-}
-
-/** A list filter's status: one of the payout statuses, or none. */
-function checkStatusFilter(status: string | undefined): void {
-  if (status !== undefined && !PAYOUT_STATUSES.includes(status as PayoutStatus)) {
-    throw validationFailed([{ field: 'status', message: `one of ${PAYOUT_STATUSES.join(', ')}` }]);
-  }
-}
+/** Payouts as their list and count read them. */
+const PAYOUT_ORDERS: OrderTable = { table: 'payouts', columns: '*', statuses: PAYOUT_STATUSES };
 
 /** Payout orders: create (reserving amount + fee), confirm, update, read, and the channel's moves. */
 export class Payouts {
@@ -278,29 +273,15 @@ export class Payouts {
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
   async list(
     merchantId: bigint,
-    filters: PayoutListFilters,
+    filters: OrderListFilters,
   ): Promise<{ items: PayoutView[]; nextCursor: string | null }> {
-    checkStatusFilter(filters.status);
-    const page = await keysetPage<PayoutRow>(this.db, {
-      select: 'SELECT * FROM payouts',
-      equals: { merchant_id: merchantId, status: filters.status },
-      from: filters.from,
-      to: filters.to,
-      cursor: filters.cursor,
-      pageSize: filters.pageSize,
-    });
+    const page = await orderPage<PayoutRow>(this.db, PAYOUT_ORDERS, merchantId, filters);
     return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor };
   }
 
   /** How many payouts `list` would page through with these filters. */
-  async count(merchantId: bigint, filters: Omit<PayoutListFilters, 'pageSize' | 'cursor'>): Promise<number> {
-    checkStatusFilter(filters.status);
-    return countRows(this.db, {
-      from: 'payouts',
-      equals: { merchant_id: merchantId, status: filters.status },
-      createdFrom: filters.from,
-      createdTo: filters.to,
-    });
+  count(merchantId: bigint, filters: Omit<OrderListFilters, 'pageSize' | 'cursor'>): Promise<number> {
+    return orderCount(this.db, PAYOUT_ORDERS, merchantId, filters);
   }
 
   /** Payouts created in [from, to] by status and currency: count and amount (the portal's overview). */
