@@ -172,7 +172,9 @@ function parseCanonical(
     canonical = serializeDictionary(dictionary);
   } catch {
     const repeated = repeatedParameter(header);
-    return invalid(repeated === undefined ? 'not a serializable RFC 8941 dictionary' : `parameter ${repeated} is repeated`);
+    return invalid(
+      repeated === undefined ? 'not a serializable RFC 8941 dictionary' : `parameter ${repeated} is repeated`,
+    );
   }
   // What every signer following the specification sends. A repeated key cannot hide in it: the
   // parsed form keeps one value of a repeated key, which serializes to a different text.
