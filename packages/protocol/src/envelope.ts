@@ -61,6 +61,8 @@ type Scalar = { kind: 'string'; value: string } | { kind: 'integer'; text: strin
 
 const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 const INTEGER_TOKEN = /-?(?:0|[1-9][0-9]*)(?![.eE0-9])/y;
+/** A string token without escapes or control characters: its value is the text between the quotes. */
+const PLAIN_STRING = /"([^"\\\u0000-\u001f]*)"/y;
 
 class Scanner {
   private pos = 0;
@@ -79,6 +81,14 @@ class Scanner {
 
   string(): string | undefined {
     this.skipWhitespace();
+    // The common case (base64 ciphertext, key ids) in one regular-expression match instead of a
+    // loop over every character and a JSON.parse of the token.
+    PLAIN_STRING.lastIndex = this.pos;
+    const plain = PLAIN_STRING.exec(this.text);
+    if (plain) {
+      this.pos = PLAIN_STRING.lastIndex;
+      return plain[1];
+    }
     if (this.text[this.pos] !== '"') return undefined;
     let end = this.pos + 1;
     for (;;) {
