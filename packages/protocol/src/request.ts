@@ -23,6 +23,7 @@ import {
   type SignatureProfile,
   serializeSignature,
   serializeSignatureInput,
+  serializeSignatureParams,
 } from './signature-input.js';
 
 /** Signature-Input profile of merchant requests: label `merchant`, the write or read list, no keyid, any signer's form. */
@@ -77,12 +78,14 @@ function signParts(
     expires: signer.created + lifetime,
     nonce: signer.nonce,
   };
-  const base = buildSignatureBase(parts, params);
+  // Serialized once: the base's @signature-params line and the Signature-Input member are the same text.
+  const signatureParams = serializeSignatureParams(params);
+  const base = buildSignatureBase(parts, params, signatureParams);
   if (!base.ok) throw new Error(`cannot sign: missing ${base.error.component}`);
   return {
     headers: {
       ...parts.headers,
-      'signature-input': serializeSignatureInput(params),
+      'signature-input': serializeSignatureInput(params, signatureParams),
       signature: serializeSignature(REQUEST_LABEL, sign(base.value, signer.key)),
     },
     signatureBase: base.value,

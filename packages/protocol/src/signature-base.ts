@@ -37,8 +37,13 @@ export function componentValue(parts: MessageParts, component: string): string |
  * The RFC 9421 signature base as the specification fixes it: one `"<name>": <value>` line per
  * covered component in order, then the `"@signature-params"` line, joined by LF with no
  * trailing newline. Returns the name of the first missing component instead when one is absent.
+ * `signatureParams` is `serializeSignatureParams(params)`, given when the caller has it already.
  */
-export function buildSignatureBase(parts: MessageParts, params: SignatureParams): Result<string, SignatureBaseError> {
+export function buildSignatureBase(
+  parts: MessageParts,
+  params: SignatureParams,
+  signatureParams: string = serializeSignatureParams(params),
+): Result<string, SignatureBaseError> {
   const lines: string[] = [];
   for (const component of params.components) {
     const value = componentValue(parts, component);
@@ -48,6 +53,6 @@ export function buildSignatureBase(parts: MessageParts, params: SignatureParams)
     }
     lines.push(`"${component}": ${value}`);
   }
-  lines.push(`"@signature-params": ${serializeSignatureParams(params)}`);
+  lines.push(`"@signature-params": ${signatureParams}`);
   return ok(lines.join('\n'));
 }

@@ -4,8 +4,10 @@ import {
   type Item,
   type Parameters,
   parseDictionary,
+  serializeByteSequence,
   serializeDictionary,
   serializeInnerList,
+  serializeKey,
 } from 'structured-headers';
 import { MAX_SIGNATURE_LIFETIME_SECONDS, SIGNATURE_ALG, UUID_V4 } from './constants.js';
 import { err, ok, type Result } from './result.js';
@@ -89,14 +91,20 @@ export function serializeSignatureParams(params: SignatureParams): string {
   return serializeInnerList(toInnerList(params));
 }
 
-/** The full Signature-Input header value: `<label>=<signature params>`. */
-export function serializeSignatureInput(params: SignatureParams): string {
-  return serializeDictionary(new Map([[params.label, toInnerList(params)]]));
+/**
+ * The full Signature-Input header value: `<label>=<signature params>`, a dictionary of that one
+ * member. A signer passes the `@signature-params` value it already serialized for the base.
+ */
+export function serializeSignatureInput(
+  params: SignatureParams,
+  signatureParams: string = serializeSignatureParams(params),
+): string {
+  return `${serializeKey(params.label)}=${signatureParams}`;
 }
 
 /** The Signature header value: `<label>=:<base64 signature>:`. */
 export function serializeSignature(label: string, signature: Uint8Array): string {
-  return serializeDictionary(new Map([[label, [toArrayBuffer(signature), new Map()]]]));
+  return `${serializeKey(label)}=${serializeByteSequence(toArrayBuffer(signature))}`;
 }
 
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {

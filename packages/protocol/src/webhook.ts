@@ -17,6 +17,7 @@ import {
   type SignatureProfile,
   serializeSignature,
   serializeSignatureInput,
+  serializeSignatureParams,
 } from './signature-input.js';
 
 /** Signature-Input profile of webhooks: label `platform`, the fixed webhook list, keyid required. */
@@ -67,12 +68,14 @@ export function signWebhook(
     'content-digest': contentDigest(delivery.body),
     'webhook-event-id': delivery.eventId,
   };
-  const base = buildSignatureBase({ method: 'POST', ...webhookTarget(delivery.url), headers }, params);
+  // Serialized once: the base's @signature-params line and the Signature-Input member are the same text.
+  const signatureParams = serializeSignatureParams(params);
+  const base = buildSignatureBase({ method: 'POST', ...webhookTarget(delivery.url), headers }, params, signatureParams);
   if (!base.ok) throw new Error(`cannot sign: missing ${base.error.component}`);
   return {
     headers: {
       ...headers,
-      'signature-input': serializeSignatureInput(params),
+      'signature-input': serializeSignatureInput(params, signatureParams),
       signature: serializeSignature(WEBHOOK_LABEL, sign(base.value, signer.key)),
     },
     signatureBase: base.value,
