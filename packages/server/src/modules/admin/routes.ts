@@ -11,6 +11,25 @@ import { parseInput, parseQuery } from '../../validation.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
+// The operator API's request schemas, built once here: zod compiles an object schema's parser on
+// its first parse, so a schema built inside a handler would be compiled again on every request.
+/** POST /merchants */
+const merchantInput = z.object({ name: z.string(), publicKey: z.string() });
+/** The `:accessKey` of the /merchants/:accessKey/… routes. */
+const accessKeyParam = z.object({ accessKey: z.string() });
+/** POST /merchants/:accessKey/keys */
+const addKeyInput = z.object({ publicKey: z.string() });
+/** POST /merchants/:accessKey/keys/retire */
+const retireKeyInput = z.object({ key: z.string() });
+/** POST /merchants/:accessKey/users */
+const inviteInput = z.object({ email: z.string() });
+/** POST /events/resend */
+const resendInput = z.object({ eventId: z.string() });
+/** POST /platform-keys/rotate */
+const rotateInput = z.object({ kind: z.enum(['body', 'webhook']) });
+/** POST /platform-keys/retire */
+const retirePlatformKeyInput = z.object({ keyId: z.string() });
+
 /** Constant-time bearer token check (hashing first makes the comparison length-independent). */
 export function tokenMatches(header: string | undefined, token: string): boolean {
   const presented = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
@@ -43,7 +62,6 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
     parseQuery(rawTarget(request).query, []);
   });
 
-  const merchantInput = z.object({ name: z.string(), publicKey: z.string() });
   admin.post('/merchants', async (request) => {
     const input = parseInput(merchantInput, request.body);
     const { accessKey } = await services.merchants.create(input.name, input.publicKey);
@@ -52,19 +70,18 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
   admin.get('/merchants', async () => success(await services.merchants.list()));
   channelAdminRoutes(admin, services);
 
-  const accessKeyParam = z.object({ accessKey: z.string() });
   admin.get('/merchants/:accessKey/keys', async (request) => {
     const { accessKey } = parseInput(accessKeyParam, request.params);
     return success(await services.merchants.keys(accessKey));
   });
   admin.post('/merchants/:accessKey/keys', async (request) => {
     const { accessKey } = parseInput(accessKeyParam, request.params);
-    const { publicKey } = parseInput(z.object({ publicKey: z.string() }), request.body);
+    const { publicKey } = parseInput(addKeyInput, request.body);
     return success(await services.merchants.addKey(accessKey, publicKey));
   });
   admin.post('/merchants/:accessKey/keys/retire', async (request) => {
     const { accessKey } = parseInput(accessKeyParam, request.params);
-    const { key } = parseInput(z.object({ key: z.string() }), request.body);
+    const { key } = parseInput(retireKeyInput, request.body);
     return success(await services.merchants.retireKey(accessKey, key));
   });
 
@@ -81,7 +98,7 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
   // it never reaches a server log or a Referer); using it sets the password.
   admin.post('/merchants/:accessKey/users', async (request) => {
     const { accessKey } = parseInput(accessKeyParam, request.params);
-    const { email } = parseInput(z.object({ email: z.string() }), request.body);
+    const { email } = parseInput(inviteInput, request.body);
     const invitation = await services.portal.invite(accessKey, email);
     return success({
       email: invitation.email,
@@ -97,17 +114,17 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
   });
 
   admin.post('/events/resend', async (request) => {
-    const { eventId } = parseInput(z.object({ eventId: z.string() }), request.body);
+    const { eventId } = parseInput(resendInput, request.body);
     return success(await services.webhooks.resend(eventId));
   });
 
   admin.get('/platform-keys', async () => success(await services.platformKeys.list()));
   admin.post('/platform-keys/rotate', async (request) => {
-    const { kind } = parseInput(z.object({ kind: z.enum(['body', 'webhook']) }), request.body);
+    const { kind } = parseInput(rotateInput, request.body);
     return success(await services.platformKeys.rotate(kind));
   });
   admin.post('/platform-keys/retire', async (request) => {
-    const { keyId } = parseInput(z.object({ keyId: z.string() }), request.body);
+    const { keyId } = parseInput(retirePlatformKeyInput, request.body);
     return success(await services.platformKeys.retire(keyId));
   });
 }

@@ -59,12 +59,29 @@ const ORDER_LIST_PARAMETERS = ['status', 'from', 'to', 'orderNo', 'pageSize', 'c
 
 const ledgerQuery = listQuery.omit({ status: true }).extend({ currency: z.string().max(3).optional() });
 const LEDGER_PARAMETERS = ['currency', 'from', 'to', 'pageSize', 'cursor'];
+/** The ledger CSV export's filters: the ledger list's without paging (the export pages itself). */
+const ledgerExportQuery = ledgerQuery.omit({ pageSize: true, cursor: true });
 const EXPORT_PARAMETERS = ['currency', 'from', 'to'];
 
 /** The request's query parameters, checked against `allowed`. */
 const queryOf = (request: FastifyRequest, allowed: readonly string[]) => parseQuery(rawTarget(request).query, allowed);
 
 const orderParam = z.object({ orderNo: z.string().max(64) });
+
+// Request bodies, built once here: zod compiles an object schema's parser on its first parse, so a
+// schema built inside a handler would be compiled again on every request.
+/** POST /keys: a public key to add. */
+const addKeyBody = z.object({ publicKey: z.string().max(1000) });
+/** POST /keys/retire: the key to retire. */
+const retireKeyBody = z.object({ key: z.string().max(200) });
+/** The sandbox's simulated channel report on a payment. */
+const simulatePaymentBody = z
+  .object({ status: z.string().max(20), failureReason: z.string().max(200).optional() })
+  .strict();
+/** …and on a payout, which has no failure reason. */
+const simulatePayoutBody = simulatePaymentBody.omit({ failureReason: true });
+/** A body that must be the empty object. */
+const emptyBody = z.object({}).strict();
 
 /** Rows a CSV export holds at most; the portal says so next to the button. */
 export const EXPORT_MAX_ROWS = 50_000;
@@ -165,13 +182,13 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
     auth.get('/credentials', async (request) => success(await credentials(sessionOf(request))));
     auth.post('/keys', async (request) => {
       const session = sessionOf(request);
-      const { publicKey } = parseInput(z.object({ publicKey: z.string().max(1000) }), request.body);
+      const { publicKey } = parseInput(addKeyBody, request.body);
       await services.merchants.addKey(session.merchant.accessKey, publicKey);
       return success(await credentials(session));
     });
     auth.post('/keys/retire', async (request) => {
       const session = sessionOf(request);
-      const { key } = parseInput(z.object({ key: z.string().max(200) }), request.body);
+      const { key } = parseInput(retireKeyBody, request.body);
       await services.merchants.retireKey(session.merchant.accessKey, key);
       return success(await credentials(session));
     });
@@ -246,7 +263,7 @@ export function portalApiRoutes(api: FastifyInstance, services: Services): void 
     });
     auth.get('/ledger/export.csv', async (request, reply) => {
       const merchantId = sessionOf(request).merchant.id;
-      const q = parseInput(ledgerQuery.omit({ pageSize: true, cursor: true }), queryOf(request, EXPORT_PARAMETERS));
+      const q = parseInput(ledgerExportQuery, queryOf(request, EXPORT_PARAMETERS));
       let csv = csvRow([
         'entryId',
         'createdAt',
@@ -344,23 +361,22 @@ function registerOrderActionRoutes(auth: FastifyInstance, services: Services): v
     return success(await payments.cancel(sessionOf(request).merchant.id, { orderNo }));
   });
 
-  const simulateBody = z.object({ status: z.string().max(20), failureReason: z.string().max(200).optional() }).strict();
   auth.post('/sandbox/payments/:orderNo/simulate', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYMENT');
-    const body = parseInput(simulateBody, request.body);
+    const body = parseInput(simulatePaymentBody, request.body);
     return success(await payments.applyChannelReport(sessionOf(request).merchant.id, { ...body, orderNo }));
   });
   auth.post('/sandbox/payouts/:orderNo/simulate', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYOUT');
-    const body = parseInput(simulateBody.omit({ failureReason: true }), request.body);
+    const body = parseInput(simulatePayoutBody, request.body);
     return success(await payouts.applyChannelReport(sessionOf(request).merchant.id, { ...body, orderNo }));
   });
   auth.post('/sandbox/payouts/:orderNo/return', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYOUT');
-    parseInput(z.object({}).strict(), request.body);
+    parseInput(emptyBody, request.body);
     return success(await payouts.returnPayout(sessionOf(request).merchant.id, { orderNo }));
   });
 }

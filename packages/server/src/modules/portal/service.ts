@@ -48,6 +48,18 @@ const newPassword = z
   .min(MIN_PASSWORD_LENGTH, `at least ${MIN_PASSWORD_LENGTH} characters`)
   .max(MAX_PASSWORD_LENGTH, `at most ${MAX_PASSWORD_LENGTH} characters`);
 
+// Inputs of the methods below, built once here: zod compiles an object schema's parser on its
+// first parse, so a schema built inside a method would be compiled again on every call.
+/** `invite`'s email (wrapped in an object so an error names the field `email`). */
+const inviteInput = z.object({ email });
+/** `acceptInvitation`'s body: the setup link's token and the new password. */
+const setupInput = z.object({ token: z.string().min(1).max(200), password: newPassword });
+/** `signIn`'s body: only bounded, not checked as an address or a password rule (a wrong one just fails). */
+const signInInput = z.object({
+  email: z.string().max(254).regex(NO_CONTROL_CHARACTERS, 'no control characters').transform(normalizeEmail),
+  password: z.string().max(1024),
+});
+
 /** The merchant a session acts for. */
 export interface PortalMerchant {
   readonly id: bigint;
@@ -116,7 +128,7 @@ export class PortalAccounts {
    * the link is used); an email that belongs to another merchant is refused.
    */
   async invite(accessKey: string, emailInput: string): Promise<Invitation> {
-    const address = parseInput(z.object({ email }), { email: emailInput }).email;
+    const address = parseInput(inviteInput, { email: emailInput }).email;
     const merchantId = await this.merchants.idOf(accessKey);
     const token = newToken();
     const now = new Date(this.now());
@@ -158,10 +170,7 @@ export class PortalAccounts {
 
   /** Sets the password through a setup link; the link then stops working and old sessions end. */
   async acceptInvitation(input: unknown): Promise<{ email: string }> {
-    const { token, password } = parseInput(
-      z.object({ token: z.string().min(1).max(200), password: newPassword }),
-      input,
-    );
+    const { token, password } = parseInput(setupInput, input);
     const now = new Date(this.now());
     const hash = await hashPassword(password);
     return this.db.transaction(async (tx) => {
@@ -187,13 +196,7 @@ export class PortalAccounts {
    * lockout. Attempts while locked are refused without being checked or recorded.
    */
   async signIn(input: unknown, ip: string): Promise<{ token: string; session: PortalSession }> {
-    const credentials = parseInput(
-      z.object({
-        email: z.string().max(254).regex(NO_CONTROL_CHARACTERS, 'no control characters').transform(normalizeEmail),
-        password: z.string().max(1024),
-      }),
-      input,
-    );
+    const credentials = parseInput(signInInput, input);
     const now = this.now();
     const attemptId = await this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`portal-login:${credentials.email}`]);
