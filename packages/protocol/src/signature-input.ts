@@ -175,20 +175,18 @@ function parseCanonical(
   } catch {
     return invalid('not an RFC 8941 dictionary');
   }
-  let canonical: string;
+  let canonical: string | undefined;
   try {
     canonical = serializeDictionary(dictionary);
   } catch {
-    const repeated = repeatedParameter(header);
-    return invalid(
-      repeated === undefined ? 'not a serializable RFC 8941 dictionary' : `parameter ${repeated} is repeated`,
-    );
+    canonical = undefined;
   }
   // What every signer following the specification sends. A repeated key cannot hide in it: the
   // parsed form keeps one value of a repeated key, which serializes to a different text.
   if (canonical === header) return ok(dictionary);
   const repeated = repeatedParameter(header);
   if (repeated !== undefined) return invalid(`parameter ${repeated} is repeated`);
+  if (canonical === undefined) return invalid('not a serializable RFC 8941 dictionary');
   if (whitespace === 'none') return invalid('not in canonical RFC 8941 form');
   // The parser has placed every space and tab, so the texts without them compare the rest.
   if (withoutWhitespace(canonical) !== withoutWhitespace(header)) {
