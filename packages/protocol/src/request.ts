@@ -13,18 +13,10 @@ import {
 import { contentDigest, verifyContentDigest } from './digest.js';
 import { type BodyPublicKey, openEnvelope, parseEnvelope, sealEnvelope } from './envelope.js';
 import { collectHeaders, type RawHeaders, singleValued } from './headers.js';
-import { type BoxKeyPair, type SigningKey, sign, verify } from './keys.js';
+import { type BoxKeyPair, type SigningKey, verify } from './keys.js';
 import { err, ok, type Result } from './result.js';
-import { buildSignatureBase } from './signature-base.js';
-import {
-  parseSignature,
-  parseSignatureInput,
-  type SignatureParams,
-  type SignatureProfile,
-  serializeSignature,
-  serializeSignatureInput,
-  serializeSignatureParams,
-} from './signature-input.js';
+import { buildSignatureBase, signMessage } from './signature-base.js';
+import { parseSignature, parseSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
 
 /** Signature-Input profile of merchant requests: label `merchant`, the write or read list, no keyid, any signer's form. */
 export const REQUEST_PROFILE: SignatureProfile = {
@@ -78,18 +70,8 @@ function signParts(
     expires: signer.created + lifetime,
     nonce: signer.nonce,
   };
-  // Serialized once: the base's @signature-params line and the Signature-Input member are the same text.
-  const signatureParams = serializeSignatureParams(params);
-  const base = buildSignatureBase(parts, params, signatureParams);
-  if (!base.ok) throw new Error(`cannot sign: missing ${base.error.component}`);
-  return {
-    headers: {
-      ...parts.headers,
-      'signature-input': serializeSignatureInput(params, signatureParams),
-      signature: serializeSignature(REQUEST_LABEL, sign(base.value, signer.key)),
-    },
-    signatureBase: base.value,
-  };
+  const signed = signMessage(parts, params, signer.key);
+  return { headers: { ...parts.headers, ...signed.headers }, signatureBase: signed.signatureBase };
 }
 
 /**

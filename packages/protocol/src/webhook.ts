@@ -7,18 +7,10 @@ import {
 } from './constants.js';
 import { contentDigest, verifyContentDigest } from './digest.js';
 import { collectHeaders, type RawHeaders, singleValued } from './headers.js';
-import { type SigningKey, sign, verify } from './keys.js';
+import { type SigningKey, verify } from './keys.js';
 import { err, ok, type Result } from './result.js';
-import { buildSignatureBase } from './signature-base.js';
-import {
-  parseSignature,
-  parseSignatureInput,
-  type SignatureParams,
-  type SignatureProfile,
-  serializeSignature,
-  serializeSignatureInput,
-  serializeSignatureParams,
-} from './signature-input.js';
+import { buildSignatureBase, signMessage } from './signature-base.js';
+import { parseSignature, parseSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
 
 /** Signature-Input profile of webhooks: label `platform`, the fixed webhook list, keyid required. */
 export const WEBHOOK_PROFILE: SignatureProfile = {
@@ -68,18 +60,8 @@ export function signWebhook(
     'content-digest': contentDigest(delivery.body),
     'webhook-event-id': delivery.eventId,
   };
-  // Serialized once: the base's @signature-params line and the Signature-Input member are the same text.
-  const signatureParams = serializeSignatureParams(params);
-  const base = buildSignatureBase({ method: 'POST', ...webhookTarget(delivery.url), headers }, params, signatureParams);
-  if (!base.ok) throw new Error(`cannot sign: missing ${base.error.component}`);
-  return {
-    headers: {
-      ...headers,
-      'signature-input': serializeSignatureInput(params, signatureParams),
-      signature: serializeSignature(WEBHOOK_LABEL, sign(base.value, signer.key)),
-    },
-    signatureBase: base.value,
-  };
+  const signed = signMessage({ method: 'POST', ...webhookTarget(delivery.url), headers }, params, signer.key);
+  return { headers: { ...headers, ...signed.headers }, signatureBase: signed.signatureBase };
 }
 
 /** A webhook as the merchant received it: raw path and query, headers, raw body bytes. */
