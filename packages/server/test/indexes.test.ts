@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createMerchant, databases, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
+import { createMerchant, databases, get, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 
 /**
  * The hot queries must be served by indexes, so that they stay fast at millions of orders. With
@@ -94,3 +94,41 @@ for (const database of databases()) {
     }
   });
 }
+
+/**
+ * PostgreSQL keeps a prepared statement's generic plan until the table is next analyzed, and with
+ * autovacuum off (or behind) that is never. A lookup of a batch of keys (`= ANY($1)`) planned
+ * generically while its table was nearly empty scans the table: every read batch would then cost
+ * a scan of all orders. Such lookups must be planned for their keys each time. (The embedded
+ * database plans every statement for its parameters: see openDatabase.)
+ */
+describe(
+  'batched lookups are not served by a plan cached while the table was small (postgres)',
+  {
+    skip: !databases().includes('postgres') && 'TEST_DATABASE_URL is not set',
+  },
+  () => {
+    let platform: TestPlatform;
+
+    before(async () => {
+      // One connection, so that the statements the reads prepared are this session's to inspect.
+      platform = await startTestPlatform({ database: 'postgres', config: { databasePoolSize: 1 } });
+    });
+    after(() => platform.close());
+
+    it('reads by orderNo prepare no generic plan of an array lookup', async () => {
+      const merchant = await createMerchant(platform);
+      const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', paymentInput());
+      const orderNo = created.body.data?.orderNo ?? assert.fail(JSON.stringify(created.body));
+      // More executions than PostgreSQL's five custom plans before it considers the generic one.
+      for (let i = 0; i < 12; i++) {
+        const found = await get<unknown>(platform, merchant, '/api/v1/payments', `orderNo=${orderNo}`);
+        assert.equal(found.status, 200);
+      }
+      const cached = await platform.services.db.query<{ name: string; generic_plans: bigint }>(
+        `SELECT name, generic_plans FROM pg_prepared_statements WHERE statement LIKE '%= ANY(%' AND generic_plans > 0`,
+      );
+      assert.deepEqual(cached.rows, []);
+    });
+  },
+);

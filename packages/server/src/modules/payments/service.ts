@@ -184,11 +184,13 @@ const findPayment = (column: 'order_no' | 'merchant_order_no', lock: boolean) =>
     `payments_by_${column}${lock ? '_for_update' : ''}`,
     `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
   );
-/** Payments by order number, many at once (see byOrderNo); the merchant is checked by the caller. */
-const FIND_PAYMENTS_BY_ORDER_NO = prepared(
-  'payments_by_order_nos',
-  `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_no = ANY($1::text[])`,
-);
+/**
+ * Payments by order number, many at once (see byOrderNo); the merchant is checked by the caller.
+ * Not a prepared statement: a generic plan of `= ANY($1)` assumes ten keys, so one made while the
+ * table was small scans the table, and PostgreSQL keeps it until the table is next analyzed
+ * (never, with autovacuum off). Planned for its actual keys, it takes the order-number index.
+ */
+const FIND_PAYMENTS_BY_ORDER_NO = `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_no = ANY($1::text[])`;
 const FIND_PAYMENT = {
   order_no: [findPayment('order_no', false), findPayment('order_no', true)],
   merchant_order_no: [findPayment('merchant_order_no', false), findPayment('merchant_order_no', true)],
