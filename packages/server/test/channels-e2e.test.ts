@@ -37,6 +37,7 @@ import {
 import { generateSigningKey } from '@paygate/protocol';
 import { sign } from '@paygate/psp-simulator/auth';
 import { databases, freshPostgres } from './harness.js';
+import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const SERVER = join(ROOT, 'packages/server/src/main.ts');
@@ -50,26 +51,6 @@ const MASTER_KEY = Buffer.alloc(32, 9).toString('base64');
 const POLL_AFTER_MS = 3_000;
 /** PAYGATE_PAYMENT_EXPIRY: a payment nobody pays expires while the suite runs. */
 const EXPIRY_MS = 20_000;
-
-/** A test-only self-signed certificate for 127.0.0.1 (EC P-256, valid to 2126): the merchant's https receiver. */
-const RECEIVER_KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgz36Jr3bMGaOaXuPs
-aSwB5JiHQUcOPSNng7BHTmbCIDqhRANCAAThK1JqBFeYb9zOANA/FA2hxMMujHgP
-kfeQGSYZnxF7sT0FtWnET2jwH8SAuUnfzNq6Bz4EZ0bf7DkULKxLw8v8
------END PRIVATE KEY-----
-`;
-const RECEIVER_CERT = `-----BEGIN CERTIFICATE-----
-MIIBkDCCATagAwIBAgIUdP2YR6oLD9D3GFHdQgdVDrRickAwCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTEyMzE3NDE1NVoYDzIxMjYxMDMw
-MTc0MTU1WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAAThK1JqBFeYb9zOANA/FA2hxMMujHgPkfeQGSYZnxF7sT0FtWnET2jw
-H8SAuUnfzNq6Bz4EZ0bf7DkULKxLw8v8o2QwYjAdBgNVHQ4EFgQU0MqX1xYRRfse
-sCGWqOBkYwKGvqcwHwYDVR0jBBgwFoAU0MqX1xYRRfsesCGWqOBkYwKGvqcwDwYD
-VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0gAMEUC
-IB+Xwk2nGpJDcOG9cKpVZ84s2m519A2RJLKuir6hAAjVAiEAyf5dYk+uX4vaBtiM
-7mzccAG5KCV74dqX1UvEUUcoar0=
------END CERTIFICATE-----
-`;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

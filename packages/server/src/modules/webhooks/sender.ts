@@ -1,6 +1,5 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { type Dispatcher, Pool } from 'undici';
 import type { Destination } from './destination.js';
 
 /** What one delivery attempt came to. */
@@ -29,33 +28,50 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-const MAX_AGENTS = 256;
-const agents = new Map<string, HttpAgent>();
+const MAX_POOLS = 256;
+const pools = new Map<string, Pool>();
+
+/** Resolves every lookup of a connection to the address the guard checked, whatever DNS says now. */
+function pinnedLookup({ address, family }: Destination): LookupFunction {
+  return (_hostname, lookupOptions, callback) => {
+    if ((lookupOptions as { all?: boolean }).all) {
+      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    } else {
+      callback(null, address, family);
+    }
+  };
+}
 
 /**
- * A keep-alive agent per pinned destination (scheme, host name, checked address, port): its
- * sockets only ever lead to the address the guard approved, and a busy merchant's deliveries
- * reuse connections instead of opening one per attempt. The oldest agent goes past 256.
+ * A keep-alive connection pool per pinned destination (scheme, host name, checked address, port):
+ * its connections only ever lead to the address the guard approved, TLS still verifies the
+ * certificate against the URL's host name, and a busy merchant's deliveries reuse connections
+ * instead of opening one per attempt. Past 256 pools the least recently used one is closed once
+ * its deliveries in flight are done.
  */
-function agentFor(destination: Destination): HttpAgent {
+function poolFor(destination: Destination, connectTimeoutMs: number): Pool {
   const { url, address } = destination;
-  const key = `${url.protocol}//${url.hostname}@${address}:${url.port}`;
-  let agent = agents.get(key);
-  if (agent) {
-    agents.delete(key);
-    agents.set(key, agent); // most recently used last
-    return agent;
+  const key = `${url.protocol}//${url.hostname}@${address}:${url.port}/${connectTimeoutMs}`;
+  let pool = pools.get(key);
+  if (pool) {
+    pools.delete(key);
+    pools.set(key, pool); // most recently used last
+    return pool;
   }
-  const options = { keepAlive: true, maxSockets: 16, maxFreeSockets: 16, timeout: 30_000 };
-  agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
-  agents.set(key, agent);
-  if (agents.size > MAX_AGENTS) {
-    const [oldestKey, oldest] = agents.entries().next().value as [string, HttpAgent];
-    agents.delete(oldestKey);
-    oldest.destroy();
+  pool = new Pool(url.origin, {
+    connections: 16,
+    connect: { timeout: connectTimeoutMs, lookup: pinnedLookup(destination) },
+  });
+  pools.set(key, pool);
+  if (pools.size > MAX_POOLS) {
+    const [oldestKey, oldest] = pools.entries().next().value as [string, Pool];
+    pools.delete(oldestKey);
+    oldest.close().catch(() => {});
   }
-  return agent;
+  return pool;
 }
+
+const firstValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
  * POSTs the body to the pinned destination. Redirects are not followed (a 3xx is just a
@@ -68,76 +84,74 @@ export function send(
   options: SendOptions,
 ): Promise<SendResult> {
   const started = performance.now();
-  const latency = () => Math.round(performance.now() - started);
-  // Connect to the address the guard checked, whatever DNS would say now.
-  const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
-    if ((lookupOptions as { all?: boolean }).all) {
-      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [
-        { address: destination.address, family: destination.family },
-      ]);
-    } else {
-      callback(null, destination.address, destination.family);
-    }
-  };
-  const request = destination.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
+    let controller: Dispatcher.DispatchController | undefined;
+    let statusCode: number | undefined;
+    let retryAfterMs: number | undefined;
+    const chunks: Buffer[] = [];
+    let size = 0;
     const finish = (result: Omit<SendResult, 'latencyMs'>) => {
       if (settled) return;
       settled = true;
       clearTimeout(total);
-      resolve({ ...result, latencyMs: latency() });
+      resolve({ ...result, latencyMs: Math.round(performance.now() - started) });
     };
-    const req = request(
-      destination.url,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(body.length), 'user-agent': 'Paygate-Webhooks/1' },
-        lookup: pinned,
-        agent: agentFor(destination),
-      },
-      (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const done = (complete: boolean) => {
-          const retryAfterMs =
-            res.statusCode === 429 || res.statusCode === 503
-              ? parseRetryAfter(res.headers['retry-after'], options.now())
-              : undefined;
-          finish({
-            statusCode: res.statusCode ?? 0,
-            excerpt: Buffer.concat(chunks).subarray(0, options.excerptBytes).toString('utf8'),
-            ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-          });
-          // A fully read answer leaves the socket to its agent for the next delivery; a large
-          // one is cut off once the excerpt is full, and that connection goes with it.
-          if (!complete) res.destroy();
-        };
-        res.on('data', (chunk: Buffer) => {
-          if (size < options.excerptBytes) chunks.push(chunk);
-          size += chunk.length;
-          // The status is what counts; stop reading a large answer once the excerpt is full.
-          if (size >= options.excerptBytes) done(false);
-        });
-        res.on('end', () => done(true));
-        res.on('error', (error) => finish({ statusCode: res.statusCode ?? 0, error: error.message }));
-      },
-    );
+    const answered = () =>
+      finish({
+        statusCode: statusCode ?? 0,
+        excerpt: Buffer.concat(chunks).subarray(0, options.excerptBytes).toString('utf8'),
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      });
+    // Covers the wait for a connection, the connect, the request and the answer's first bytes.
     const total = setTimeout(() => {
-      req.destroy(new Error(`no answer within ${options.totalTimeoutMs} ms`));
+      const error = new Error(`no answer within ${options.totalTimeoutMs} ms`);
+      finish({ error: error.message });
+      controller?.abort(error);
     }, options.totalTimeoutMs);
-    req.on('socket', (socket) => {
-      // A kept-alive socket is connected already.
-      if (!socket.connecting) return;
-      const connect = setTimeout(
-        () => req.destroy(new Error(`no connection within ${options.connectTimeoutMs} ms`)),
-        options.connectTimeoutMs,
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(started) {
+        controller = started;
+        // Timed out while waiting for a connection: never sent.
+        if (settled) started.abort(new Error('abandoned'));
+      },
+      onResponseStart(_controller, status, responseHeaders) {
+        statusCode = status;
+        if (status === 429 || status === 503) {
+          retryAfterMs = parseRetryAfter(firstValue(responseHeaders['retry-after']), options.now());
+        }
+      },
+      onResponseData(response, chunk) {
+        if (size < options.excerptBytes) chunks.push(chunk);
+        size += chunk.length;
+        // The status is what counts: a large answer is cut off once the excerpt is full, and
+        // its connection goes with it. A fully read one leaves its connection to the pool.
+        if (size >= options.excerptBytes) {
+          answered();
+          response.abort(new Error('excerpt full'));
+        }
+      },
+      onResponseEnd: answered,
+      onResponseError(_controller, error) {
+        const reason =
+          (error as { code?: string }).code === 'UND_ERR_CONNECT_TIMEOUT'
+            ? `no connection within ${options.connectTimeoutMs} ms`
+            : error.message;
+        finish(statusCode !== undefined ? { statusCode, error: reason } : { error: reason });
+      },
+    };
+    try {
+      poolFor(destination, options.connectTimeoutMs).dispatch(
+        {
+          method: 'POST',
+          path: destination.url.pathname + destination.url.search,
+          headers: { ...headers, 'user-agent': 'Paygate-Webhooks/1' },
+          body,
+        },
+        handler,
       );
-      socket.once('connect', () => clearTimeout(connect));
-      socket.once('secureConnect', () => clearTimeout(connect));
-      socket.once('close', () => clearTimeout(connect));
-    });
-    req.on('error', (error) => finish({ error: error.message }));
-    req.end(body);
+    } catch (error) {
+      finish({ error: error instanceof Error ? error.message : String(error) });
+    }
   });
 }
