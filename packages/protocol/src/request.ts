@@ -16,7 +16,7 @@ import { collectHeaders, type RawHeaders, singleValued } from './headers.js';
 import { type BoxKeyPair, type SigningKey, verify } from './keys.js';
 import { err, ok, type Result } from './result.js';
 import { buildSignatureBase, signMessage } from './signature-base.js';
-import { parseSignature, parseSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
+import { parseSignature, readSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
 
 /** Signature-Input profile of merchant requests: label `merchant`, the write or read list, no keyid, any signer's form. */
 export const REQUEST_PROFILE: SignatureProfile = {
@@ -266,9 +266,9 @@ export async function verifyRequest<M extends MerchantKeys>(
     return fail('digest', 'Content-Digest does not match the body', { accessKey });
   }
 
-  const parsed = parseSignatureInput(shape.value.signatureInput, REQUEST_PROFILE);
+  const parsed = readSignatureInput(shape.value.signatureInput, REQUEST_PROFILE);
   if (!parsed.ok) return fail('signature-input', parsed.error.reason, { accessKey });
-  const params = parsed.value;
+  const { params, signatureParams } = parsed.value;
   const expected = kind === 'write' ? WRITE_COMPONENTS : READ_COMPONENTS;
   if (params.components.length !== expected.length) {
     return fail('signature-input', `a ${request.method} request covers the ${kind} list`, { accessKey });
@@ -279,7 +279,7 @@ export async function verifyRequest<M extends MerchantKeys>(
   }
 
   const parts = { method: request.method, path: request.path, query: request.query, headers };
-  const base = buildSignatureBase(parts, params);
+  const base = buildSignatureBase(parts, params, signatureParams);
   if (!base.ok) return fail('signature-input', `missing component ${base.error.component}`, { accessKey });
   const signatureBase = base.value;
 

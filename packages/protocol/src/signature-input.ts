@@ -168,7 +168,7 @@ function repeatedParameter(text: string): string | undefined {
 function parseCanonical(
   header: string,
   whitespace: 'optional' | 'none' = 'none',
-): Result<Map<string, Item | InnerList>, SignatureHeaderError> {
+): Result<{ dictionary: Map<string, Item | InnerList>; canonical: string }, SignatureHeaderError> {
   let dictionary: Map<string, Item | InnerList>;
   try {
     dictionary = parseDictionary(header);
@@ -183,7 +183,7 @@ function parseCanonical(
   }
   // What every signer following the specification sends. A repeated key cannot hide in it: the
   // parsed form keeps one value of a repeated key, which serializes to a different text.
-  if (canonical === header) return ok(dictionary);
+  if (canonical === header) return ok({ dictionary, canonical });
   const repeated = repeatedParameter(header);
   if (repeated !== undefined) return invalid(`parameter ${repeated} is repeated`);
   if (canonical === undefined) return invalid('not a serializable RFC 8941 dictionary');
@@ -192,7 +192,7 @@ function parseCanonical(
   if (withoutWhitespace(canonical) !== withoutWhitespace(header)) {
     return invalid('not in canonical RFC 8941 form (apart from optional whitespace)');
   }
-  return ok(dictionary);
+  return ok({ dictionary, canonical });
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
@@ -214,9 +214,23 @@ export function parseSignatureInput(
   header: string,
   profile: SignatureProfile,
 ): Result<SignatureParams, SignatureHeaderError> {
+  const read = readSignatureInput(header, profile);
+  return read.ok ? ok(read.value.params) : read;
+}
+
+/**
+ * {@link parseSignatureInput}, with the `@signature-params` value a verifier's signature base
+ * ends with: the member's canonical serialization, which the strict parse has just produced, so
+ * that verifying does not serialize the parameters again. It equals
+ * `serializeSignatureParams(params)`.
+ */
+export function readSignatureInput(
+  header: string,
+  profile: SignatureProfile,
+): Result<{ params: SignatureParams; signatureParams: string }, SignatureHeaderError> {
   const parsed = parseCanonical(header, profile.form === 'any-signer' ? 'optional' : 'none');
   if (!parsed.ok) return parsed;
-  const dictionary = parsed.value;
+  const { dictionary, canonical } = parsed.value;
   if (dictionary.size !== 1) return invalid('exactly one signature is allowed');
   const member = dictionary.get(profile.label);
   if (member === undefined) return invalid(`no signature labelled ${profile.label}`);
@@ -268,14 +282,15 @@ export function parseSignatureInput(
     ...(typeof keyid === 'string' ? { keyid } : {}),
     ...(inOrder ? {} : { parameterOrder: received }),
   };
-  return ok(params);
+  // The one member, canonical: `<label>=<signature params>`.
+  return ok({ params, signatureParams: canonical.slice(serializeKey(profile.label).length + 1) });
 }
 
 /** Parses a Signature header: exactly one member, with the expected label, holding a 64-byte sequence. */
 export function parseSignature(header: string, label: string): Result<Buffer, SignatureHeaderError> {
   const parsed = parseCanonical(header);
   if (!parsed.ok) return parsed;
-  const dictionary = parsed.value;
+  const { dictionary } = parsed.value;
   if (dictionary.size !== 1) return invalid('exactly one signature is allowed');
   const member = dictionary.get(label);
   if (member === undefined) return invalid(`no signature labelled ${label}`);

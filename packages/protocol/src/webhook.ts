@@ -10,7 +10,7 @@ import { collectHeaders, type RawHeaders, singleValued } from './headers.js';
 import { type SigningKey, verify } from './keys.js';
 import { err, ok, type Result } from './result.js';
 import { buildSignatureBase, signMessage } from './signature-base.js';
-import { parseSignature, parseSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
+import { parseSignature, readSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
 
 /** Signature-Input profile of webhooks: label `platform`, the fixed webhook list, keyid required. */
 export const WEBHOOK_PROFILE: SignatureProfile = {
@@ -155,9 +155,9 @@ export async function verifyWebhook(
     return fail('event-id', 'Webhook-Event-Id differs from the body eventId');
   }
 
-  const parsed = parseSignatureInput(h['signature-input'] as string, WEBHOOK_PROFILE);
+  const parsed = readSignatureInput(h['signature-input'] as string, WEBHOOK_PROFILE);
   if (!parsed.ok) return fail('signature-input', parsed.error.reason);
-  const params = parsed.value;
+  const { params, signatureParams } = parsed.value;
   if (deps.now > params.expires) return fail('signature-input', 'the signature has expired');
   if (deps.now < params.created - MAX_CLOCK_SKEW_SECONDS)
     return fail('signature-input', 'the signature was created in the future');
@@ -166,7 +166,11 @@ export async function verifyWebhook(
   const publicKey = typeof deps.publicKeys === 'function' ? deps.publicKeys(keyid) : deps.publicKeys.get(keyid);
   if (!publicKey) return fail('keyid', `unknown keyid ${keyid}`);
 
-  const base = buildSignatureBase({ method: 'POST', path: webhook.path, query: webhook.query, headers }, params);
+  const base = buildSignatureBase(
+    { method: 'POST', path: webhook.path, query: webhook.query, headers },
+    params,
+    signatureParams,
+  );
   if (!base.ok) return fail('signature-input', `missing component ${base.error.component}`);
   const signature = parseSignature(h.signature as string, params.label);
   if (!signature.ok) return fail('signature', signature.error.reason, base.value);

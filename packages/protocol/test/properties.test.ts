@@ -15,6 +15,7 @@ import {
   parseEnvelope,
   parseSignature,
   parseSignatureInput,
+  readSignatureInput,
   publicKeyFrom,
   type ReceivedRequest,
   type ReceivedWebhook,
@@ -23,6 +24,7 @@ import {
   type SignatureParameter,
   type SignatureParams,
   serializeSignatureInput,
+  serializeSignatureParams,
   signingKeyFrom,
   type VerificationStep,
   verifyContentDigest,
@@ -576,6 +578,10 @@ describe('(c) a request signed as other signers write it verifies', () => {
           const sent = withHeader(signed, 'signature-input', spaced(headerOf(signed, 'signature-input'), ws));
           const result = await verifyRequest(sent, deps());
           assert.ok(result.ok, JSON.stringify(headerOf(sent, 'signature-input')));
+          // The base's last line is taken from the strict parse: the canonical member, as a signer writes it.
+          const read = unwrap(readSignatureInput(headerOf(sent, 'signature-input'), REQUEST_PROFILE));
+          assert.equal(read.signatureParams, serializeSignatureParams(read.params));
+          assert.deepEqual(read.params.parameterOrder ?? REQUEST_PARAMETERS, parameterOrder);
         }),
         { numRuns: MUTATION_RUNS },
       );
