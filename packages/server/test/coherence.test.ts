@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { secretSealer } from '../src/crypto/master-key.js';
 import type { Db } from '../src/db/db.js';
 import { MERCHANT_CACHE_MS, Merchants } from '../src/modules/merchants/service.js';
-import { PLATFORM_KEY_CACHE_MS, PlatformKeys } from '../src/modules/platform-keys/service.js';
+import { BODY_KEY_CACHE_ENTRIES, PLATFORM_KEY_CACHE_MS, PlatformKeys } from '../src/modules/platform-keys/service.js';
 import {
   createMerchant,
   databases,
@@ -151,6 +151,23 @@ for (const database of databases()) {
       assert.equal(statements.length, 2, 'one read per key');
       assert.ok(pairs.every((pair) => pair !== undefined && pair === pairs[0]));
       assert.ok(signers.every((signer) => signer === signers[0]));
+    });
+
+    it('made-up body keyIds cannot grow the body-key cache without bound', async () => {
+      const keys = new PlatformKeys(counted, platform.config.environment, secretSealer(TEST_MASTER_KEY), () => clock);
+      const known = merchant.bodyKey.keyId;
+      statements = [];
+      assert.ok(await keys.bodyKeyPair(known));
+      statements = [];
+      // An authenticated merchant may send any keyId in its envelopes; each unknown one is read once.
+      for (let i = 0; i < BODY_KEY_CACHE_ENTRIES; i++)
+        assert.equal(await keys.bodyKeyPair(`bk_test_made_up_${i}`), undefined);
+      assert.equal(statements.length, BODY_KEY_CACHE_ENTRIES);
+      assert.ok(await keys.bodyKeyPair(known));
+      assert.equal(statements.length, BODY_KEY_CACHE_ENTRIES, 'the known key is still kept at the bound');
+      assert.equal(await keys.bodyKeyPair('bk_test_one_too_many'), undefined);
+      assert.ok(await keys.bodyKeyPair(known));
+      assert.equal(statements.length, BODY_KEY_CACHE_ENTRIES + 2, 'past the bound the cache started afresh');
     });
   });
 }

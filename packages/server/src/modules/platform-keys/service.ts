@@ -51,6 +51,8 @@ const toInfo = (row: PlatformKeyRow): PlatformKeyInfo => ({
  * retired body key (the instance that made the change does so at once).
  */
 export const PLATFORM_KEY_CACHE_MS = 5_000;
+/** Body keys kept at most (known and unknown keyIds); past this the cache starts afresh. */
+export const BODY_KEY_CACHE_ENTRIES = 1_000;
 
 /** The active webhook signing key and its keyid. */
 export interface WebhookSigner {
@@ -72,6 +74,9 @@ export class PlatformKeys {
     load: (keyId) => this.loadBodyKeyPair(keyId),
     ttlMs: PLATFORM_KEY_CACHE_MS,
     now: () => this.now(),
+    // The keyId comes from a merchant's envelope, unknown ones included: bounded, so that a
+    // merchant sending made-up keyIds cannot grow it (an environment has a handful of keys).
+    maxEntries: BODY_KEY_CACHE_ENTRIES,
   });
   /** The active webhook signing key, under the one key `active`. */
   private readonly signerCache = new TtlPromiseCache<'active', WebhookSigner>({
