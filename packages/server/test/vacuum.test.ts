@@ -4,10 +4,10 @@
  * own autovacuum.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startSweeper, sweepOnce, vacuumOnce } from '../src/worker/sweeper.js';
-import { databases, startTestPlatform, type TestPlatform } from './harness.js';
+import { createMerchant, databases, startTestPlatform, type TestPlatform } from './harness.js';
 
 /** Rows the statistics count as dead, and when the table was last vacuumed by hand and by autovacuum. */
 async function tableStats(platform: TestPlatform, table: string) {
@@ -30,7 +30,85 @@ async function spentNonces(platform: TestPlatform, n: number): Promise<void> {
   await Promise.all(Array.from({ length: n }, () => platform.services.nonces.consume(1n, randomUUID(), expired)));
 }
 
+/**
+ * Dead rows in the portal and channel tables: sign-in attempts a day old and recent ones, sessions
+ * expired, revoked, idle and live, channel nonces and notifications written then purged or
+ * updated as the platform does. Returns the ids of the rows a purge must keep.
+ */
+async function churnPortalAndChannels(platform: TestPlatform): Promise<{ attempt: bigint; session: bigint }> {
+  const db = platform.services.db;
+  const now = platform.services.now();
+  const at = (msAgo: number) => new Date(now - msAgo);
+  const merchant = await createMerchant(platform);
+  const merchantId = (await platform.services.merchants.findByAccessKey(merchant.accessKey))?.id as bigint;
+  const user = await db.query<{ id: bigint }>(
+    `INSERT INTO portal_users (merchant_id, environment, email, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $4) RETURNING id`,
+    [merchantId, platform.config.environment, `${randomUUID()}@shop.example`, at(0)],
+  );
+  const userId = user.rows[0]?.id as bigint;
+  const session = (created: number, seen: number, expires: number, revoked: boolean) =>
+    db.query<{ id: bigint }>(
+      `INSERT INTO portal_sessions (token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, revoked_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+      [randomBytes(32), userId, merchantId, at(created), at(seen), at(-expires), revoked ? at(0) : null],
+    );
+  const hour = 3_600_000;
+  const live = await session(hour, 60_000, 11 * hour, false);
+  await session(13 * hour, 12 * hour, -hour, false); // expired
+  await session(hour, 60_000, 11 * hour, true); // signed out
+  await session(3 * hour, 3 * hour, 9 * hour, false); // idle past SESSION_IDLE_MS
+  // Touched as it is used, as every portal request within a minute does.
+  await db.query('UPDATE portal_sessions SET last_seen_at = $2 WHERE id = $1', [live.rows[0]?.id, at(0)]);
+  const attempt = (msAgo: number) =>
+    db.query<{ id: bigint }>(
+      `INSERT INTO login_attempts (email, ip, succeeded, created_at) VALUES ($1, '192.0.2.7', false, $2) RETURNING id`,
+      [`${randomUUID()}@shop.example`, at(msAgo)],
+    );
+  for (let i = 0; i < 5; i++) await attempt(25 * hour);
+  const recent = await attempt(60_000);
+  await db.query(
+    `INSERT INTO channel_nonces (channel, nonce, expires_at) SELECT 'psp', 'n' || g, $1 FROM generate_series(1, 20) g`,
+    [at(hour)],
+  );
+  await db.query('DELETE FROM channel_nonces WHERE expires_at < $1', [at(0)]);
+  const notification = await db.query<{ id: bigint }>(
+    `INSERT INTO channel_notifications (channel, event_id, received_at, headers, body)
+     VALUES ('psp', $1, $2, '{}', '\\x7b7d') RETURNING id`,
+    [randomUUID(), at(0)],
+  );
+  await db.query(`UPDATE channel_notifications SET outcome = 'applied', applied_at = $2 WHERE id = $1`, [
+    notification.rows[0]?.id,
+    at(0),
+  ]);
+  return { attempt: recent.rows[0]?.id as bigint, session: live.rows[0]?.id as bigint };
+}
+
 for (const database of databases()) {
+  describe(`portal retention (${database})`, () => {
+    let platform: TestPlatform;
+    before(async () => {
+      platform = await startTestPlatform({ database });
+    });
+    after(() => platform.close());
+
+    it('a sweep purges sign-in attempts older than a day and sessions that can no longer be used', async () => {
+      const kept = await churnPortalAndChannels(platform);
+      await sweepOnce(platform.services);
+      const db = platform.services.db;
+      const attempts = await db.query<{ id: bigint }>('SELECT id FROM login_attempts');
+      assert.deepEqual(
+        attempts.rows.map((row) => row.id),
+        [kept.attempt],
+      );
+      const sessions = await db.query<{ id: bigint }>('SELECT id FROM portal_sessions');
+      assert.deepEqual(
+        sessions.rows.map((row) => row.id),
+        [kept.session],
+      );
+    });
+  });
+
   describe(`vacuum (${database})`, () => {
     let platform: TestPlatform;
     before(async () => {
@@ -81,6 +159,16 @@ for (const database of databases()) {
           assert.equal(stats.dead, 0);
         } finally {
           await stop();
+        }
+      });
+
+      it('the portal and channel tables that purges and updates churn are vacuumed too', async () => {
+        await churnPortalAndChannels(platform);
+        await sweepOnce(platform.services);
+        const done = (await vacuumOnce(platform.services)).map((vacuumed) => vacuumed.table);
+        for (const table of ['portal_sessions', 'login_attempts', 'channel_nonces', 'channel_notifications']) {
+          assert.ok(done.includes(table), `${table} vacuumed (${done.join(', ')})`);
+          assert.equal((await tableStats(platform, table)).dead, 0, table);
         }
       });
     } else {

@@ -1,11 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../db/db.js';
 import type { Vacuumed } from '../db/vacuum.js';
+import { vacuumNotifications } from '../modules/channels/notifications.js';
 import type { Services } from '../services.js';
 
 /**
- * One sweep: expire PENDING payments whose time is up, purge spent nonces and old sandbox
- * rejection records. Tests call it directly; `startSweeper` only schedules it.
+ * One sweep: expire PENDING payments whose time is up, purge spent nonces, old sandbox
+ * rejection records, old portal sign-in attempts and dead portal sessions. Tests call it
+ * directly; `startSweeper` only schedules it.
  */
 export async function sweepOnce(services: Services): Promise<{ expired: number; noncesPurged: number }> {
   let expired = 0;
@@ -16,6 +18,7 @@ export async function sweepOnce(services: Services): Promise<{ expired: number; 
   }
   const noncesPurged = await services.nonces.purge();
   await services.rejectedRequests.purge();
+  await services.portal.purge();
   return { expired, noncesPurged };
 }
 
@@ -34,9 +37,12 @@ export async function vacuumOnce(services: Services): Promise<Vacuumed[]> {
     () => services.payouts.vacuum(),
     () => services.webhooks.vacuum(),
     () => services.rejectedRequests.vacuum(),
+    () => services.portal.vacuum(),
+    () => vacuumNotifications(services.db),
   ]) {
     const result = await vacuum();
-    if (result) done.push(result);
+    if (Array.isArray(result)) done.push(...result);
+    else if (result) done.push(result);
   }
   return done;
 }

@@ -1,3 +1,5 @@
+import type { Db } from '../../db/db.js';
+import { type Vacuumed, vacuumTable } from '../../db/vacuum.js';
 import type { Services } from '../../services.js';
 import { type ApplyOutcome, applyUpdate } from './apply.js';
 import type { Connector, RawNotification } from './connector.js';
@@ -128,4 +130,17 @@ export async function listNotifications(
     headers: JSON.parse(row.headers) as Record<string, string>,
     body: Buffer.from(row.body).toString('utf8'),
   }));
+}
+
+/**
+ * The embedded database only: vacuums the channel nonces (purged as they expire) and the
+ * notifications (each updated once applied) when they have dead rows (see vacuumTable).
+ */
+export async function vacuumNotifications(db: Db): Promise<Vacuumed[]> {
+  const done: Vacuumed[] = [];
+  for (const table of ['channel_nonces', 'channel_notifications'] as const) {
+    const vacuumed = await vacuumTable(db, { table });
+    if (vacuumed) done.push(vacuumed);
+  }
+  return done;
 }

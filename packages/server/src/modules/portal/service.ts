@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { z } from 'zod';
 import type { Config, Environment } from '../../config.js';
 import type { Db } from '../../db/db.js';
+import { type Vacuumed, vacuumTable } from '../../db/vacuum.js';
 import { DomainError } from '../../errors.js';
 import type { Merchants } from '../merchants/service.js';
 import { parseInput } from '../../validation.js';
@@ -17,6 +18,8 @@ export const LOCK_MS = 15 * 60_000;
 export const SESSION_MAX_MS = 12 * 3_600_000;
 /** …or after this long without a request. */
 export const SESSION_IDLE_MS = 2 * 3_600_000;
+/** How long sign-in attempts are kept (see PortalAccounts.purge). */
+export const LOGIN_ATTEMPTS_KEPT_MS = 24 * 3_600_000;
 /** last_seen_at is written at most this often per session. */
 const TOUCH_MS = 60_000;
 /** How long an operator's setup link works. */
@@ -235,15 +238,6 @@ export class PortalAccounts {
     if (!ok || !user) throw new DomainError('LOGIN_FAILED', portalErrors.LOGIN_FAILED.message);
 
     await this.db.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
-    // Housekeeping while we are here: this email's old attempts and this user's dead sessions.
-    await this.db.query('DELETE FROM login_attempts WHERE email = $1 AND created_at < $2', [
-      credentials.email,
-      new Date(now - 24 * 3_600_000),
-    ]);
-    await this.db.query(
-      'DELETE FROM portal_sessions WHERE user_id = $1 AND (expires_at < $2 OR revoked_at IS NOT NULL OR last_seen_at < $3)',
-      [user.id, new Date(now), new Date(now - SESSION_IDLE_MS)],
-    );
     const token = newToken();
     await this.db.query(
       `INSERT INTO portal_sessions (token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at)
@@ -295,6 +289,36 @@ export class PortalAccounts {
       session.sessionId,
       new Date(this.now()),
     ]);
+  }
+
+  /**
+   * Deletes sign-in attempts older than LOGIN_ATTEMPTS_KEPT_MS (the lockout reads the last
+   * LOCK_MS of them) and sessions that can no longer be used: expired, revoked, or idle past
+   * SESSION_IDLE_MS. Answers how many of each.
+   */
+  async purge(): Promise<{ attempts: number; sessions: number }> {
+    const now = this.now();
+    const attempts = await this.db.query('DELETE FROM login_attempts WHERE created_at < $1', [
+      new Date(now - LOGIN_ATTEMPTS_KEPT_MS),
+    ]);
+    const sessions = await this.db.query(
+      'DELETE FROM portal_sessions WHERE expires_at < $1 OR revoked_at IS NOT NULL OR last_seen_at < $2',
+      [new Date(now), new Date(now - SESSION_IDLE_MS)],
+    );
+    return { attempts: attempts.rowCount, sessions: sessions.rowCount };
+  }
+
+  /**
+   * The embedded database only: vacuums the sessions (touched as they are used, revoked, purged)
+   * and the sign-in attempts (marked when they succeed, purged) when they have dead rows.
+   */
+  async vacuum(): Promise<Vacuumed[]> {
+    const done: Vacuumed[] = [];
+    for (const table of ['portal_sessions', 'login_attempts'] as const) {
+      const vacuumed = await vacuumTable(this.db, { table });
+      if (vacuumed) done.push(vacuumed);
+    }
+    return done;
   }
 }
 
