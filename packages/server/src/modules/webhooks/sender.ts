@@ -60,6 +60,7 @@ function poolFor(destination: Destination, connectTimeoutMs: number): Pool {
   }
   pool = new Pool(url.origin, {
     connections: 16,
+    // undici checks the connect timeout on a coarse timer: it fires up to about half a second late.
     connect: { timeout: connectTimeoutMs, lookup: pinnedLookup(destination) },
   });
   pools.set(key, pool);
