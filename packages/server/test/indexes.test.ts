@@ -83,7 +83,13 @@ for (const database of databases()) {
         () => [new Date()],
         /payments_pending_expiry/,
       ],
-      ['nonce purge', 'DELETE FROM request_nonces WHERE expires_at < $1', () => [new Date()], /request_nonces_expiry/],
+      [
+        'nonce purge, a batch at a time',
+        `DELETE FROM request_nonces WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM request_nonces WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+        () => [new Date(), 5000],
+        /Index Scan using request_nonces_expiry[\s\S]*Tid Scan on request_nonces/,
+      ],
     ];
     for (const [name, sql, params, index] of cases) {
       it(name, async () => {

@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { Db } from '../src/db/db.js';
+import { Nonces } from '../src/modules/auth/nonces.js';
 import { startSweeper, sweepOnce, vacuumOnce } from '../src/worker/sweeper.js';
 import { createMerchant, databases, startTestPlatform, type TestPlatform } from './harness.js';
 
@@ -85,6 +87,33 @@ async function churnPortalAndChannels(platform: TestPlatform): Promise<{ attempt
 }
 
 for (const database of databases()) {
+  describe(`nonce purge (${database})`, () => {
+    let platform: TestPlatform;
+    before(async () => {
+      platform = await startTestPlatform({ database });
+    });
+    after(() => platform.close());
+
+    it('takes a backlog in statements of a bounded size and leaves the nonces still in their window', async () => {
+      const db = platform.services.db;
+      const statements: string[] = [];
+      const counted = Object.assign(Object.create(db) as Db, {
+        query: (sql: Parameters<Db['query']>[0], params?: readonly unknown[]) => {
+          statements.push(typeof sql === 'string' ? sql : sql.text);
+          return db.query(sql, params);
+        },
+      });
+      await spentNonces(platform, 250);
+      const live = Math.floor(platform.services.now() / 1000) + 300;
+      for (let i = 0; i < 5; i++) assert.ok(await platform.services.nonces.consume(1n, randomUUID(), live));
+      const nonces = new Nonces(counted, platform.services.now, 100);
+      assert.equal(await nonces.purge(), 250);
+      assert.equal(statements.length, 3, 'batches of 100, 100 and 50');
+      assert.equal(await nonces.purge(), 0);
+      assert.equal(await platform.services.nonces.count(), 5);
+    });
+  });
+
   describe(`portal retention (${database})`, () => {
     let platform: TestPlatform;
     before(async () => {

@@ -16,6 +16,16 @@ const CONSUME_NONCES = prepared(
 
 /** How long past its signature's expiry a nonce is kept before it is purged. */
 export const KEEP_AFTER_EXPIRY_MS = 60_000;
+/** Nonces one purge statement deletes at most. */
+export const PURGE_BATCH = 5_000;
+
+/**
+ * Up to $2 spent nonces, oldest first by the expiry index, deleted by row address (a TID scan; a
+ * join on the key would scan the whole table for every batch). Rows another purge holds are
+ * skipped; nonces are never updated, so a locked row keeps its address.
+ */
+const PURGE_NONCES = `DELETE FROM request_nonces WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM request_nonces WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED))`;
 
 /** One request's use of a nonce (lowercased), kept until its signature has expired. */
 interface NonceUse {
@@ -42,6 +52,8 @@ export class Nonces {
   constructor(
     private readonly db: Db,
     private readonly now: () => number = Date.now,
+    /** Nonces one purge statement deletes at most (tests lower it). */
+    private readonly purgeBatch = PURGE_BATCH,
   ) {}
 
   /** Records the nonce; `true` when it was new, `false` when this merchant used it before. */
@@ -96,11 +108,20 @@ export class Nonces {
     return vacuumTable(this.db, { table: 'request_nonces' });
   }
 
-  /** Deletes nonces whose signatures can no longer verify; returns how many. */
+  /**
+   * Deletes nonces whose signatures can no longer verify, at most `PURGE_BATCH` per statement;
+   * returns how many. A backlog (a window's worth after the sweeper was down, hundreds of
+   * thousands of rows at a busy rate) is so taken in short statements with the requests served
+   * between them, rather than in one that holds the embedded database's only session for seconds
+   * (or one long transaction on PostgreSQL). Rows another sweeper is deleting are skipped.
+   */
   async purge(): Promise<number> {
-    const result = await this.db.query('DELETE FROM request_nonces WHERE expires_at < $1', [
-      new Date(this.now() - KEEP_AFTER_EXPIRY_MS),
-    ]);
-    return result.rowCount;
+    const horizon = new Date(this.now() - KEEP_AFTER_EXPIRY_MS);
+    let purged = 0;
+    for (;;) {
+      const result = await this.db.query(PURGE_NONCES, [horizon, this.purgeBatch]);
+      purged += result.rowCount;
+      if (result.rowCount < this.purgeBatch) return purged;
+    }
   }
 }
