@@ -105,15 +105,52 @@ export async function readRawBody(req: MaybeParsedRequest, limit = MAX_WEBHOOK_B
         'routes that need it.',
     );
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += bytes.length;
-    if (size > limit) throw new RawBodyUnavailableError(`the webhook body exceeds ${limit} bytes`);
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks);
+  return readStream(req, limit);
+}
+
+/**
+ * The stream's bytes, read with listeners (an async iterator costs a receiver several times as
+ * much per request). Past `limit` the request is destroyed and refused; one that closes before
+ * its end (the sender gave up) is refused too.
+ */
+function readStream(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += bytes.length;
+      if (size > limit) {
+        done();
+        req.destroy();
+        reject(new RawBodyUnavailableError(`the webhook body exceeds ${limit} bytes`));
+        return;
+      }
+      chunks.push(bytes);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const onClose = () => {
+      done();
+      reject(new RawBodyUnavailableError('the request closed before its body ended'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 /** The delivery as a Node request carries it: method, target as received, raw headers, raw body. */
