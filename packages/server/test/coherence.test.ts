@@ -13,6 +13,7 @@ import type { Db } from '../src/db/db.js';
 import { MERCHANT_CACHE_MS, Merchants } from '../src/modules/merchants/service.js';
 import { BODY_KEY_CACHE_ENTRIES, PLATFORM_KEY_CACHE_MS, PlatformKeys } from '../src/modules/platform-keys/service.js';
 import {
+  countingDb,
   createMerchant,
   databases,
   get,
@@ -115,24 +116,19 @@ for (const database of databases()) {
     let merchant: TestMerchant;
     let clock = Date.now();
     /** The platform's database, counting the statements a service sends through it. */
-    let statements: string[];
+    const statements: string[] = [];
     let counted: Db;
     before(async () => {
       platform = await startTestPlatform({ database });
       merchant = await createMerchant(platform);
       const db = platform.services.db;
-      counted = Object.assign(Object.create(db) as Db, {
-        query: (sql: Parameters<Db['query']>[0], params?: readonly unknown[]) => {
-          statements.push(typeof sql === 'string' ? sql : sql.text);
-          return db.query(sql, params);
-        },
-      });
+      counted = countingDb(db, statements);
     });
     after(() => platform.close());
 
     it('20 lookups of one merchant after the cache expired read the database once', async () => {
       const merchants = new Merchants(counted, platform.config.environment, () => clock);
-      statements = [];
+      statements.length = 0;
       await merchants.findByAccessKey(merchant.accessKey);
       clock += MERCHANT_CACHE_MS;
       const found = await Promise.all(Array.from({ length: 20 }, () => merchants.findByAccessKey(merchant.accessKey)));
@@ -142,7 +138,7 @@ for (const database of databases()) {
 
     it('20 body-key and webhook-key lookups after the cache expired read each key once', async () => {
       const keys = new PlatformKeys(counted, platform.config.environment, secretSealer(TEST_MASTER_KEY), () => clock);
-      statements = [];
+      statements.length = 0;
       clock += PLATFORM_KEY_CACHE_MS;
       const [pairs, signers] = await Promise.all([
         Promise.all(Array.from({ length: 20 }, () => keys.bodyKeyPair(merchant.bodyKey.keyId))),
@@ -156,9 +152,9 @@ for (const database of databases()) {
     it('made-up body keyIds cannot grow the body-key cache without bound', async () => {
       const keys = new PlatformKeys(counted, platform.config.environment, secretSealer(TEST_MASTER_KEY), () => clock);
       const known = merchant.bodyKey.keyId;
-      statements = [];
+      statements.length = 0;
       assert.ok(await keys.bodyKeyPair(known));
-      statements = [];
+      statements.length = 0;
       // An authenticated merchant may send any keyId in its envelopes; each unknown one is read once.
       for (let i = 0; i < BODY_KEY_CACHE_ENTRIES; i++)
         assert.equal(await keys.bodyKeyPair(`bk_test_made_up_${i}`), undefined);

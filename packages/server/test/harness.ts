@@ -14,6 +14,7 @@ import {
 } from '@paygate/protocol';
 import pg from 'pg';
 import { type Config, parseConfig } from '../src/config.js';
+import type { Db } from '../src/db/db.js';
 import { onboardingView } from '../src/modules/admin/routes.js';
 import { type Platform, startPlatform } from '../src/platform.js';
 import type { ServiceOptions } from '../src/services.js';
@@ -238,4 +239,14 @@ export function paymentInput(overrides: Record<string, unknown> = {}) {
 export async function count(platform: Platform, table: string): Promise<number> {
   const result = await platform.services.db.query<{ n: bigint }>(`SELECT count(*)::bigint AS n FROM ${table}`);
   return Number(result.rows[0]?.n ?? 0);
+}
+
+/** `db`, with the text of every statement sent through it pushed to `statements` (how many a service sends). */
+export function countingDb(db: Db, statements: string[]): Db {
+  return Object.assign(Object.create(db) as Db, {
+    query: (sql: Parameters<Db['query']>[0], params?: readonly unknown[]) => {
+      statements.push(typeof sql === 'string' ? sql : sql.text);
+      return db.query(sql, params);
+    },
+  });
 }

@@ -6,10 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Db } from '../src/db/db.js';
 import { Nonces } from '../src/modules/auth/nonces.js';
 import { startSweeper, sweepOnce, vacuumOnce } from '../src/worker/sweeper.js';
-import { createMerchant, databases, startTestPlatform, type TestPlatform } from './harness.js';
+import { countingDb, createMerchant, databases, startTestPlatform, type TestPlatform } from './harness.js';
 
 /** Rows the statistics count as dead, and when the table was last vacuumed by hand and by autovacuum. */
 async function tableStats(platform: TestPlatform, table: string) {
@@ -97,12 +96,7 @@ for (const database of databases()) {
     it('takes a backlog in statements of a bounded size and leaves the nonces still in their window', async () => {
       const db = platform.services.db;
       const statements: string[] = [];
-      const counted = Object.assign(Object.create(db) as Db, {
-        query: (sql: Parameters<Db['query']>[0], params?: readonly unknown[]) => {
-          statements.push(typeof sql === 'string' ? sql : sql.text);
-          return db.query(sql, params);
-        },
-      });
+      const counted = countingDb(db, statements);
       await spentNonces(platform, 250);
       const live = Math.floor(platform.services.now() / 1000) + 300;
       for (let i = 0; i < 5; i++) assert.ok(await platform.services.nonces.consume(1n, randomUUID(), live));
