@@ -60,7 +60,7 @@ export function tablesTouched(text: string, tables: readonly string[], sqlOnly =
       'i',
     );
     const helperArgument = new RegExp(
-      `(\\b(from|table)\\s*:\\s*|\\b(statusTotals|claimDuePolls|countRows|keysetPage)\\([^,)]*,\\s*)['"\`]${table}['"\`]`,
+      `(\\b(from|table)\\s*:\\s*|\\b(statusTotals|claimDuePolls|countRows|keysetPage)\\([^,)]*,\\s*|\\bvacuumTables\\([^,)]*,\\s*\\[[^\\]]*)['"\`]${table}['"\`]`,
     );
     if (sql.test(code) || (!sqlOnly && helperArgument.test(code))) found.add(table);
   }
@@ -137,6 +137,10 @@ describe('table ownership', () => {
     assert.deepEqual(seen('`VACUUM (ANALYZE) events`'), ['events']);
     assert.deepEqual(seen('`ANALYZE payouts`'), ['payouts']);
     assert.deepEqual(seen("vacuumTable(this.db, { table: 'request_nonces' })"), ['request_nonces']);
+    assert.deepEqual(seen("vacuumTables(this.db, ['portal_sessions', 'login_attempts'])").sort(), [
+      'login_attempts',
+      'portal_sessions',
+    ]);
     // Prose and look-alike names are not SQL.
     assert.deepEqual(seen('// reads from payments and updates events\n/* FROM payouts */'), []);
     assert.deepEqual(seen("`SELECT * FROM payments_archive`; const kind = 'payments';"), []);

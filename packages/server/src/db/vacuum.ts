@@ -47,3 +47,13 @@ export async function vacuumTable(db: Db, { table }: { readonly table: string })
   else await db.query(`ANALYZE ${table}`);
   return { table, dead: Number(row.dead), analyzed: row.stale, ms: Math.round(performance.now() - started) };
 }
+
+/** {@link vacuumTable} for each of a module's tables, in turn; what was done. */
+export async function vacuumTables(db: Db, tables: readonly string[]): Promise<Vacuumed[]> {
+  const done: Vacuumed[] = [];
+  for (const table of tables) {
+    const vacuumed = await vacuumTable(db, { table });
+    if (vacuumed) done.push(vacuumed);
+  }
+  return done;
+}

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/db.js';
-import { type Vacuumed, vacuumTable } from '../../db/vacuum.js';
+import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import type { Services } from '../../services.js';
 import { type ApplyOutcome, applyUpdate } from './apply.js';
 import type { Connector, RawNotification } from './connector.js';
@@ -136,11 +136,6 @@ export async function listNotifications(
  * The embedded database only: vacuums the channel nonces (purged as they expire) and the
  * notifications (each updated once applied) when they have dead rows (see vacuumTable).
  */
-export async function vacuumNotifications(db: Db): Promise<Vacuumed[]> {
-  const done: Vacuumed[] = [];
-  for (const table of ['channel_nonces', 'channel_notifications'] as const) {
-    const vacuumed = await vacuumTable(db, { table });
-    if (vacuumed) done.push(vacuumed);
-  }
-  return done;
+export function vacuumNotifications(db: Db): Promise<Vacuumed[]> {
+  return vacuumTables(db, ['channel_nonces', 'channel_notifications']);
 }

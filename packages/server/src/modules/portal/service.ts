@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { z } from 'zod';
 import type { Config, Environment } from '../../config.js';
 import type { Db } from '../../db/db.js';
-import { type Vacuumed, vacuumTable } from '../../db/vacuum.js';
+import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import { DomainError } from '../../errors.js';
 import type { Merchants } from '../merchants/service.js';
 import { parseInput } from '../../validation.js';
@@ -312,13 +312,8 @@ export class PortalAccounts {
    * The embedded database only: vacuums the sessions (touched as they are used, revoked, purged)
    * and the sign-in attempts (marked when they succeed, purged) when they have dead rows.
    */
-  async vacuum(): Promise<Vacuumed[]> {
-    const done: Vacuumed[] = [];
-    for (const table of ['portal_sessions', 'login_attempts'] as const) {
-      const vacuumed = await vacuumTable(this.db, { table });
-      if (vacuumed) done.push(vacuumed);
-    }
-    return done;
+  vacuum(): Promise<Vacuumed[]> {
+    return vacuumTables(this.db, ['portal_sessions', 'login_attempts']);
   }
 }
 
