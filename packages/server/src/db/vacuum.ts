@@ -31,9 +31,9 @@ const TABLE_STATS = `
  * one session (every request waits while a statement runs). Statistics are refreshed only when
  * autovacuum would refresh them: ANALYZE samples the whole table however little changed.
  *
- * `table` comes from the table's owning module, as a literal (`{ table: 'payments' }`).
+ * Modules call it through {@link vacuumTables}, naming their tables as literals.
  */
-export async function vacuumTable(db: Db, { table }: { readonly table: string }): Promise<Vacuumed | undefined> {
+async function vacuumTable(db: Db, { table }: { readonly table: string }): Promise<Vacuumed | undefined> {
   if (db.kind !== 'pglite') return undefined;
   if (!/^[a-z_]+$/.test(table)) throw new Error(`not a table name: ${table}`);
   // Counters reach the statistics views when the session is next idle and a flush is due (at
@@ -48,7 +48,10 @@ export async function vacuumTable(db: Db, { table }: { readonly table: string })
   return { table, dead: Number(row.dead), analyzed: row.stale, ms: Math.round(performance.now() - started) };
 }
 
-/** {@link vacuumTable} for each of a module's tables, in turn; what was done. */
+/**
+ * {@link vacuumTable} for each of a module's tables, in turn; what was done. The tables come from
+ * their owning module, as literals (`vacuumTables(this.db, ['payments'])`).
+ */
 export async function vacuumTables(db: Db, tables: readonly string[]): Promise<Vacuumed[]> {
   const done: Vacuumed[] = [];
   for (const table of tables) {

@@ -40,9 +40,7 @@ export async function vacuumOnce(services: Services): Promise<Vacuumed[]> {
     () => services.portal.vacuum(),
     () => vacuumNotifications(services.db),
   ]) {
-    const result = await vacuum();
-    if (Array.isArray(result)) done.push(...result);
-    else if (result) done.push(result);
+    done.push(...(await vacuum()));
   }
   return done;
 }

@@ -1,6 +1,6 @@
 import { type Db, prepared } from '../../db/db.js';
 import { perTurnLoader } from '../../db/per-turn.js';
-import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
+import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 
 /**
  * Records a batch of nonces in one statement; the primary key (merchant_id, nonce) decides which
@@ -104,8 +104,8 @@ export class Nonces {
    * vacuumTable). Without it the table's file grows by a signature window's worth of rows every
    * window, since space freed by the purge is never reused.
    */
-  vacuum(): Promise<Vacuumed | undefined> {
-    return vacuumTable(this.db, { table: 'request_nonces' });
+  vacuum(): Promise<Vacuumed[]> {
+    return vacuumTables(this.db, ['request_nonces']);
   }
 
   /**

@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
 import { perTurnLoader } from '../../db/per-turn.js';
-import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
+import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import {
   type OrderListFilters,
   orderCount,
@@ -426,8 +426,8 @@ export class Payments {
   }
 
   /** The embedded database only: vacuums payments (status changes leave the old row versions behind) when it has dead rows (see vacuumTable). */
-  vacuum(): Promise<Vacuumed | undefined> {
-    return vacuumTable(this.db, { table: 'payments' });
+  vacuum(): Promise<Vacuumed[]> {
+    return vacuumTables(this.db, ['payments']);
   }
 
   /** Raw row by order number, for other modules (cashier page, portal). */

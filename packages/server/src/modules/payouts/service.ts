@@ -14,7 +14,7 @@ import {
 } from '@paygate/wire';
 import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
-import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
+import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import {
   type OrderListFilters,
   orderCount,
@@ -112,8 +112,8 @@ export class Payouts {
   }
 
   /** The embedded database only: vacuums payouts (status changes leave the old row versions behind) when it has dead rows (see vacuumTable). */
-  vacuum(): Promise<Vacuumed | undefined> {
-    return vacuumTable(this.db, { table: 'payouts' });
+  vacuum(): Promise<Vacuumed[]> {
+    return vacuumTables(this.db, ['payouts']);
   }
 
   view(row: PayoutRow): PayoutView {

@@ -1,6 +1,6 @@
 import type { RejectedRequest } from '@paygate/wire';
 import type { Db } from '../../db/db.js';
-import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
+import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 
 /** How long a rejection is kept (the sweeper purges older ones). */
 export const REJECTED_REQUEST_TTL_MS = 7 * 86_400_000;
@@ -88,7 +88,7 @@ export class RejectedRequests {
   }
 
   /** The embedded database only: vacuums rejected_requests (purged by the sweeper) when it has dead rows (see vacuumTable). */
-  vacuum(): Promise<Vacuumed | undefined> {
-    return vacuumTable(this.db, { table: 'rejected_requests' });
+  vacuum(): Promise<Vacuumed[]> {
+    return vacuumTables(this.db, ['rejected_requests']);
   }
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { signWebhook } from '@paygate/protocol';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/db.js';
-import { vacuumTable, type Vacuumed } from '../../db/vacuum.js';
+import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import { countRows, keysetPage } from '../../db/paging.js';
 import { checkTimeRange } from '../../validation.js';
 import { DomainError, validationFailed } from '../../errors.js';
@@ -568,7 +568,7 @@ export class Webhooks {
   }
 
   /** The embedded database only: vacuums events (every delivery attempt updates its event) when it has dead rows (see vacuumTable). */
-  vacuum(): Promise<Vacuumed | undefined> {
-    return vacuumTable(this.db, { table: 'events' });
+  vacuum(): Promise<Vacuumed[]> {
+    return vacuumTables(this.db, ['events']);
   }
 }
