@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type PollableChannel, type PolledState, pollOnce } from '../src/modules/channels/polling.js';
+import { type PollableChannel, type PolledState, pollOnce, syncOrder } from '../src/modules/channels/polling.js';
 import { sweepOnce } from '../src/worker/sweeper.js';
 import { createMerchant, databases, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 import { eventsOf, fund, payoutInput, postingsOf } from './money-harness.js';
@@ -266,6 +266,19 @@ for (const database of databases()) {
         platform.advance(3 * 86_400_000 + 1);
         fake.answers.set(oldNo, { status: 'REFUNDED', refundNo: 'RT-too-late' });
         assert.equal((await pollOnce(platform.services, options)).queried, 0);
+        // The operator's sync still asks, and credits the return once.
+        const synced = await syncOrder(platform.services, options.channel, oldNo);
+        assert.deepEqual(synced, {
+          orderNo: oldNo,
+          channel: 'fake',
+          channelStatus: 'REFUNDED',
+          before: 'SUCCEEDED',
+          after: 'REFUNDED',
+          applied: true,
+        });
+        assert.equal((await syncOrder(platform.services, options.channel, oldNo)).applied, false);
+        const oldKinds = (await postingsOf(platform, oldNo)).map((p) => (p as { kind: string }).kind).sort();
+        assert.deepEqual(oldKinds, ['payout_reserve', 'payout_settle', 'refund']);
       } finally {
         await platform.close();
       }

@@ -128,6 +128,11 @@ async function fakePsp() {
         transfer.status = 'canceled';
         return reply(200, { status: 'canceled' });
       }
+      const byId = /^\/v1\/(charges|transfers)\/([^/]+)$/.exec(url.pathname);
+      if (request.method === 'GET' && byId) {
+        const found = [...(byId[1] === 'charges' ? charges : transfers).values()].find((o) => o.id === byId[2]);
+        return found ? reply(200, found) : reply(404, { error: 'not found' });
+      }
       const reference = url.searchParams.get('reference');
       const found =
         url.pathname === '/v1/charges' && reference ? charges.get(reference) : transfers.get(reference ?? '');
@@ -204,6 +209,14 @@ const transferEvent = (transfer: FakeOrder, changes: Record<string, unknown>, id
   type: 'transfer.updated',
   object: { ...transfer, ...changes, updatedAt: Date.now() },
 });
+
+/** What a channel sync answered, in a comparable order. */
+const pick = (sync: { channelStatus: string | null; before: string; after: string; applied: boolean } | undefined) => [
+  sync?.channelStatus,
+  sync?.before,
+  sync?.after,
+  sync?.applied,
+];
 
 async function paymentRow(platform: TestPlatform, orderNo: string) {
   const result = await platform.services.db.query<{
@@ -614,6 +627,83 @@ for (const database of databases()) {
           printed.map((n) => n.eventId),
           records.map((n) => n.eventId),
         );
+      } finally {
+        await platform.close();
+        await psp.close();
+      }
+    });
+
+    it('paygate channels sync asks the channel about one order now and applies its answer once', async () => {
+      const psp = await fakePsp();
+      const platform = await startTestPlatform({ database, env: { PAYGATE_CHANNELS: channelsFile(psp.baseUrl) } });
+      const sync = async (orderNo: unknown) => {
+        const response = await fetch(`${platform.url}/admin/v1/channels/sync`, {
+          method: 'POST',
+          headers: { ...ADMIN, 'content-type': 'application/json' },
+          body: JSON.stringify({ orderNo }),
+        });
+        return { status: response.status, body: (await response.json()) as { msg: string; data?: SyncView } };
+      };
+      type SyncView = { channelStatus: string | null; before: string; after: string; applied: boolean };
+      try {
+        const merchant = await createMerchant(platform);
+        const created = await post<{ orderNo: string }>(
+          platform,
+          merchant,
+          '/api/v1/payments',
+          paymentInput({ amount: '500.00' }),
+        );
+        const paymentNo = created.body.data?.orderNo as string;
+        const charge = psp.charges.get(paymentNo) as FakeOrder;
+        // Still open at the channel: asked, nothing to apply.
+        assert.deepEqual(pick((await sync(paymentNo)).body.data), [null, 'PENDING', 'PENDING', false]);
+        Object.assign(charge, { status: 'paid', paidAmount: '500.00', payer: { name: 'Ana Lima' } });
+        assert.deepEqual(pick((await sync(paymentNo)).body.data), ['SUCCEEDED', 'PENDING', 'SUCCEEDED', true]);
+        assert.equal((await paymentRow(platform, paymentNo))?.payer_name, 'Ana Lima');
+
+        // A payout sent, then returned with no notification (polling stops asking 7 days after it
+        // succeeded): the operator's sync credits the return, once.
+        const payout = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payouts', payoutInput());
+        const payoutNo = payout.body.data?.orderNo as string;
+        assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo: payoutNo })).status, 200);
+        const transfer = psp.transfers.get(payoutNo) as FakeOrder;
+        transfer.status = 'sent';
+        assert.deepEqual(pick((await sync(payoutNo)).body.data), ['SUCCEEDED', 'PROCESSING', 'SUCCEEDED', true]);
+        const before = await balanceOf(platform, merchant);
+        Object.assign(transfer, { status: 'returned', returnId: 'ret_late' });
+        const cli = await execFileAsync(
+          process.execPath,
+          ['--conditions=source', '--import', 'tsx', CLI, 'channels', 'sync', '--order-no', payoutNo, '--json'],
+          { env: { ...process.env, PAYGATE_URL: platform.url, PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN } },
+        );
+        assert.deepEqual(pick(JSON.parse(cli.stdout) as SyncView), ['REFUNDED', 'SUCCEEDED', 'REFUNDED', true]);
+        assert.deepEqual(pick((await sync(payoutNo)).body.data), ['REFUNDED', 'REFUNDED', 'REFUNDED', false]);
+        const kinds = (await postingsOf(platform, payoutNo)).map((p) => p.kind);
+        assert.deepEqual(kinds, ['payout_reserve', 'payout_settle', 'refund']);
+        const after = await balanceOf(platform, merchant);
+        assert.equal(Number(after.available) - Number(before.available), 100);
+        const view = await get<{ refundNo: string }>(platform, merchant, '/api/v1/payouts', `orderNo=${payoutNo}`);
+        assert.equal(view.body.data?.refundNo, 'ret_late');
+
+        // Refusals, each changing nothing.
+        const boleto = await post<{ orderNo: string }>(
+          platform,
+          merchant,
+          '/api/v1/payments',
+          paymentInput({ paymentMethod: { code: 'BOLETO' } }),
+        );
+        const refusals = [
+          [await sync('P202601010000000999'), 404, 'ORDER_NOT_FOUND'],
+          [await sync(boleto.body.data?.orderNo), 409, 'INVALID_STATE'],
+          [await sync('X1'), 400, 'VALIDATION_FAILED'],
+          [await sync(undefined), 400, 'VALIDATION_FAILED'],
+        ] as const;
+        for (const [answer, status, msg] of refusals) assert.deepEqual([answer.status, answer.body.msg], [status, msg]);
+        const open = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', paymentInput());
+        psp.state.down = true;
+        const down = await sync(open.body.data?.orderNo);
+        assert.deepEqual([down.status, down.body.msg], [503, 'CHANNEL_UNAVAILABLE']);
+        assert.equal((await paymentRow(platform, open.body.data?.orderNo as string))?.status, 'PENDING');
       } finally {
         await platform.close();
         await psp.close();

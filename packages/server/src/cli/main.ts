@@ -29,6 +29,10 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate channels notifications --channel NAME [--json]
         the channel's newest 100 notifications as received (event id, order, outcome; --json adds the
         raw body and authentication headers), newest first
+  paygate channels sync --order-no ORDER_NO [--json]
+        asks the order's channel about it now and applies the answer as polling does (e.g. a payout
+        returned after polling stopped asking, 7 days after it succeeded); prints the channel's
+        answer and the order's status before and after; a return is credited once
 
 The server is found through PAYGATE_URL, or <PAYGATE_DATA_DIR>/server.json written at start-up,
 or http://HOST:PORT; the token through PAYGATE_ADMIN_TOKEN or <PAYGATE_DATA_DIR>/admin.token.
@@ -112,6 +116,7 @@ const STRING_OPTIONS = [
   'event-id',
   'email',
   'channel',
+  'order-no',
   'file',
   'date',
 ];
@@ -149,6 +154,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       kind: { type: 'string' },
       email: { type: 'string' },
       channel: { type: 'string' },
+      'order-no': { type: 'string' },
       file: { type: 'string' },
       date: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -243,6 +249,8 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         false,
       );
     }
+    case 'channels sync':
+      return print(await api.call('POST', '/channels/sync', { orderNo: required(values, 'order-no') }), json);
     default:
       throw new CliError(`unknown command: ${positionals.join(' ')}; paygate --help lists the commands`, 2);
   }

@@ -1,6 +1,15 @@
 import type { Queryable } from './db.js';
 
 /** A channel-routed order claimed for a status query at its channel. */
+/** An order as the channel layer looks it up by order number (notifications, `syncOrder`). */
+export interface ServedOrder {
+  readonly merchantId: bigint;
+  /** The channel that serves it; null for the built-in sandbox channel. */
+  readonly channel: string | null;
+  readonly status: string;
+  readonly channelTradeNo: string | null;
+}
+
 export interface ClaimedPoll {
   id: bigint;
   order_no: string;

@@ -1,8 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../../db/db.js';
 import type { ClaimedPoll } from '../../db/order-polls.js';
-import { DomainError } from '../../errors.js';
+import { channelUnavailable, DomainError, invalidState, orderNotFound } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { ChannelUnavailable } from './connector.js';
 
 /**
  * What a channel answers about one order when queried: the platform status it maps to, or
@@ -50,8 +51,11 @@ export interface PollResult {
   readonly failed: number;
 }
 
+/** What settling needs of an order. */
+type Settled = Pick<ClaimedPoll, 'merchant_id' | 'order_no' | 'status' | 'channel'>;
+
 /** Settles one order from its channel's answer through the same service methods as the sandbox helpers. */
-async function settle(services: Services, kind: 'payment' | 'payout', order: ClaimedPoll, state: PolledState) {
+async function settle(services: Services, kind: 'payment' | 'payout', order: Settled, state: PolledState) {
   const merchantId = order.merchant_id;
   const orderNo = order.order_no;
   if (state.status === order.status) return false; // nothing new (a payout still held by its channel)
@@ -151,6 +155,62 @@ export async function pollOnce(services: Services, options: PollOptions): Promis
     }
   }
   return { queried, applied, failed };
+}
+
+/** What `syncOrder` asked and did. */
+export interface SyncResult {
+  readonly orderNo: string;
+  readonly channel: string;
+  /** What the channel answered; null when it had nothing final or new to say. */
+  readonly channelStatus: PolledState['status'] | null;
+  /** The order's status before and after. */
+  readonly before: string;
+  readonly after: string;
+  /** Whether the answer moved the order. */
+  readonly applied: boolean;
+}
+
+/**
+ * Asks an order's channel about it now and applies the answer as polling does (operator API,
+ * `paygate channels sync`): for an order polling no longer asks about, such as a payout returned
+ * after the return window (reconciliation shows it as a `return` line missing in the books), or
+ * to settle one without waiting for its backoff. The state machine decides as always: a repeat
+ * changes nothing and a return is credited once. Expiry stays polling's: a PENDING payment past
+ * its time is only queried here, never withdrawn.
+ */
+export async function syncOrder(
+  services: Services,
+  channelOf: PollOptions['channel'],
+  orderNo: string,
+): Promise<SyncResult> {
+  const kind = orderNo.startsWith('P') ? 'payment' : orderNo.startsWith('W') ? 'payout' : undefined;
+  if (!kind) throw orderNotFound();
+  const lookup = () => (kind === 'payment' ? services.payments.servedBy(orderNo) : services.payouts.servedBy(orderNo));
+  const order = await lookup();
+  if (!order) throw orderNotFound();
+  if (order.channel === null)
+    throw invalidState('the order is served by the sandbox channel, which has nothing to ask');
+  const channel = channelOf(order.channel);
+  if (!channel) throw channelUnavailable(order.channel);
+  const query = { orderNo, channelTradeNo: order.channelTradeNo };
+  let state: PolledState | undefined;
+  try {
+    state = kind === 'payment' ? await channel.queryPayment(query) : await channel.queryPayout(query);
+  } catch (error) {
+    if (error instanceof ChannelUnavailable) throw channelUnavailable(order.channel);
+    throw error;
+  }
+  const asSettled = { merchant_id: order.merchantId, order_no: orderNo, status: order.status, channel: order.channel };
+  if (state) await settle(services, kind, asSettled, state);
+  const after = state ? ((await lookup())?.status ?? order.status) : order.status;
+  return {
+    orderNo,
+    channel: order.channel,
+    channelStatus: state?.status ?? null,
+    before: order.status,
+    after,
+    applied: after !== order.status,
+  };
 }
 
 /**

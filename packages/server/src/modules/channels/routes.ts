@@ -1,9 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import { orderNoOf } from '@paygate/wire';
+import { z } from 'zod';
 import { DomainError, unauthorized } from '../../errors.js';
 import { success } from '../../http/errors.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
+import { parseInput } from '../../validation.js';
 import { listNotifications, receiveNotification } from './notifications.js';
+import { configuredChannels, syncOrder } from './polling.js';
 
 const noSuchChannel = () => new DomainError('NOT_FOUND', 'no such channel');
 
@@ -41,14 +45,24 @@ export function channelRoutes(app: FastifyInstance, services: Services): void {
   });
 }
 
+/** POST /admin/v1/channels/sync */
+const syncInput = z.strictObject({ orderNo: z.union([orderNoOf('P'), orderNoOf('W')]) });
+
 /**
- * `GET /admin/v1/channels/{name}/notifications` (operator API, `paygate channels notifications`):
- * the channel's newest 100 notifications as received, with what applying them did.
+ * The operator API's channel routes:
+ * - `GET /admin/v1/channels/{name}/notifications` (`paygate channels notifications`): the
+ *   channel's newest 100 notifications as received, with what applying them did;
+ * - `POST /admin/v1/channels/sync` (`paygate channels sync`): asks an order's channel about it
+ *   now and applies the answer (polling.ts, syncOrder).
  */
 export function channelAdminRoutes(admin: FastifyInstance, services: Services): void {
   admin.get('/channels/:name/notifications', async (request) => {
     const { name } = request.params as { name: string };
     if (!services.channels.get(name)) throw noSuchChannel();
     return success(await listNotifications(services, name));
+  });
+  admin.post('/channels/sync', async (request) => {
+    const { orderNo } = parseInput(syncInput, request.body);
+    return success(await syncOrder(services, configuredChannels(services), orderNo));
   });
 }

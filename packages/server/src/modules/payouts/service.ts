@@ -23,7 +23,7 @@ import {
   type StatusTotal,
   statusTotals,
 } from '../../db/paging.js';
-import { type ClaimedPoll, claimDuePolls, type PollClaim } from '../../db/order-polls.js';
+import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder } from '../../db/order-polls.js';
 import {
   channelUnavailable,
   DomainError,
@@ -485,14 +485,23 @@ export class Payouts {
     return result.rows[0];
   }
 
-  /** The merchant and channel of an order number (channel updates); `undefined` when there is no such order. */
-  async servedBy(orderNo: string): Promise<{ merchantId: bigint; channel: string | null } | undefined> {
-    const result = await this.db.query<{ merchant_id: bigint; channel: string | null }>(
-      'SELECT merchant_id, channel FROM payouts WHERE order_no = $1',
-      [orderNo],
-    );
+  /** The merchant, channel and state of an order number (channel updates); `undefined` when there is no such order. */
+  async servedBy(orderNo: string): Promise<ServedOrder | undefined> {
+    const result = await this.db.query<{
+      merchant_id: bigint;
+      channel: string | null;
+      status: string;
+      channel_trade_no: string | null;
+    }>('SELECT merchant_id, channel, status, channel_trade_no FROM payouts WHERE order_no = $1', [orderNo]);
     const row = result.rows[0];
-    return row && { merchantId: row.merchant_id, channel: row.channel };
+    return (
+      row && {
+        merchantId: row.merchant_id,
+        channel: row.channel,
+        status: row.status,
+        channelTradeNo: row.channel_trade_no,
+      }
+    );
   }
 
   /** A PENDING payout its channel never got (polling found nothing there): no more polls of it. */
