@@ -553,6 +553,15 @@ for (const database of databases()) {
         const twice = await notify(platform, paid);
         assert.deepEqual([once.status, concurrent.status, twice.status], [200, 200, 200]);
         assert.equal((twice.body.data as { outcome: string }).outcome, 'duplicate');
+        const outcomeOf = (answer: { body: { data?: unknown } }) => (answer.body.data as { outcome: string }).outcome;
+        // One applies it; the other finds it applied (duplicate) or, when it arrived while the first
+        // was being applied, applies it again under the row lock and finds nothing to change.
+        const [first, other] = [outcomeOf(once), outcomeOf(concurrent)].sort();
+        assert.equal(first, 'applied');
+        assert.ok(other === 'duplicate' || other === 'unchanged', other);
+        // The same news under another event id: recorded, and nothing to change.
+        const repeat = await notify(platform, chargeEvent(charge, { status: 'paid', paidAmount: '500.00' }));
+        assert.equal(outcomeOf(repeat), 'unchanged');
         // A later, different event (declined, other payer) cannot move the final payment nor change its payer.
         const late = await notify(platform, chargeEvent(charge, { status: 'declined', payer: { name: 'Eve' } }));
         assert.equal(late.status, 200);
@@ -582,6 +591,7 @@ for (const database of databases()) {
           transferEvent(transfer, { status: 'returned', returnId: 'ret_1' }),
         );
         assert.equal(returnedAgain.status, 200);
+        assert.deepEqual([returned, sent, returnedAgain].map(outcomeOf), ['applied', 'unchanged', 'unchanged']);
         const view = await get<{ status: string; refundNo: string; refundAmount: string }>(
           platform,
           merchant,
@@ -609,7 +619,7 @@ for (const database of databases()) {
         const listed = await fetch(`${platform.url}/admin/v1/channels/sim/notifications`, { headers: ADMIN });
         assert.equal(listed.status, 200);
         const records = ((await listed.json()) as { data: { eventId: string; outcome: string; body: string }[] }).data;
-        assert.equal(records.length, 6);
+        assert.equal(records.length, 7);
         assert.equal(records[0]?.outcome, 'unknown_order');
         assert.equal(records.at(-1)?.body, JSON.stringify(paid));
         assert.equal(

@@ -166,9 +166,21 @@ export const ChannelNotification = component(
 );
 
 /** What the platform did with a channel notification. */
-export const NOTIFICATION_OUTCOMES = ['applied', 'ignored', 'duplicate', 'unknown_order', 'wrong_channel'] as const;
+export const NOTIFICATION_OUTCOMES = [
+  'applied',
+  'unchanged',
+  'ignored',
+  'duplicate',
+  'unknown_order',
+  'wrong_channel',
+] as const;
 export const NotificationOutcome = component(
   'NotificationOutcome',
-  z.object({ outcome: z.enum(NOTIFICATION_OUTCOMES) }),
+  z.object({
+    outcome: z.enum(NOTIFICATION_OUTCOMES).meta({
+      description:
+        'applied: the order moved to the state reported; unchanged: it already had that state (a repeat under another event id, or news polling brought first); ignored: the state machine refused the move (the order is final in another state) or there was nothing to apply; duplicate: this event id was applied before; unknown_order: no such order (kept for investigation); wrong_channel: another channel serves the order',
+    }),
+  }),
 );
 export type NotificationOutcome = z.output<typeof NotificationOutcome>;

@@ -2,8 +2,12 @@ import { DomainError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { ChannelUpdate } from './connector.js';
 
-/** What applying an update did. */
-export type ApplyOutcome = 'applied' | 'ignored' | 'unknown_order' | 'wrong_channel';
+/**
+ * What applying an update did: `applied` when the order's status changed while it was applied,
+ * `unchanged` when the order already had that state (a repeat, or news polling or another
+ * notification brought first), `ignored` when the state machine refused the move.
+ */
+export type ApplyOutcome = 'applied' | 'unchanged' | 'ignored' | 'unknown_order' | 'wrong_channel';
 
 export interface ApplyResult {
   readonly outcome: ApplyOutcome;
@@ -33,10 +37,20 @@ export async function applyUpdate(services: Services, channel: string, update: C
   }
   const merchantId = order.merchantId;
   const orderNo = update.reference;
+  /** The order's status under its row lock, before this update (the first lock taken, for a return). */
+  let before: string | undefined;
+  const locked = (status: string) => {
+    before ??= status;
+  };
+  /** Applied or unchanged: whether the update moved the order from the status its lock found. */
+  const moved = (view: { status: string }): ApplyResult =>
+    view.status !== before
+      ? { outcome: 'applied' }
+      : { outcome: 'unchanged', detail: `the order was already ${before}` };
   try {
     if (update.kind === 'payment') {
       if (update.status === 'REFUNDED') return { outcome: 'ignored', detail: 'payments are not refunded by channels' };
-      await services.payments.applyChannelReport(
+      const view = await services.payments.applyChannelReport(
         merchantId,
         {
           orderNo,
@@ -47,8 +61,9 @@ export async function applyUpdate(services: Services, channel: string, update: C
           failureReason: update.status === 'FAILED' ? update.failureReason : undefined,
         },
         channel,
+        locked,
       );
-      return { outcome: 'applied' };
+      return moved(view);
     }
     if (update.status === 'EXPIRED') return { outcome: 'ignored', detail: 'payouts do not expire' };
     if (update.status === 'REFUNDED') {
@@ -61,11 +76,11 @@ export async function applyUpdate(services: Services, channel: string, update: C
           channelTradeNo: update.channelTradeNo,
         },
         channel,
+        locked,
       );
-      await services.payouts.returnPayout(merchantId, { orderNo, refundNo: update.refundNo }, channel);
-      return { outcome: 'applied' };
+      return moved(await services.payouts.returnPayout(merchantId, { orderNo, refundNo: update.refundNo }, channel));
     }
-    await services.payouts.applyChannelReport(
+    const view = await services.payouts.applyChannelReport(
       merchantId,
       {
         orderNo,
@@ -73,8 +88,9 @@ export async function applyUpdate(services: Services, channel: string, update: C
         channelTradeNo: update.channelTradeNo,
       },
       channel,
+      locked,
     );
-    return { outcome: 'applied' };
+    return moved(view);
   } catch (error) {
     // The state machine refused the move (the order is final in another state): nothing changes.
     if (error instanceof DomainError && (error.code === 'INVALID_STATE' || error.code === 'VALIDATION_FAILED')) {

@@ -518,10 +518,17 @@ export class Payments {
    * sandbox channel, i.e. the sandbox helpers and the cashier page); a report about an order another
    * channel serves is INVALID_STATE. Repeating the current state changes nothing; a final
    * order never moves again; payer details are taken only from here and frozen once final.
+   * `locked` is told the order's status as its row lock found it, before anything is applied.
    */
-  async applyChannelReport(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PaymentView> {
+  async applyChannelReport(
+    merchantId: bigint,
+    input: unknown,
+    channel: string | null = null,
+    locked?: (status: string) => void,
+  ): Promise<PaymentView> {
     const report = parseInput(this.reportSchema, input) as ChannelReport;
     const row = await this.transition(merchantId, { orderNo: report.orderNo }, (row) => {
+      locked?.(row.status);
       if (row.channel !== channel) throw notTheChannel('payment', row.channel, channel);
       if (row.status === report.status) return stay(row);
       // The report's fields are checked once the move is known to be allowed.

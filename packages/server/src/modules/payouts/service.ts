@@ -384,11 +384,18 @@ export class Payouts {
    * to the channel, the fee to the platform); FAILED releases it back to available; both write
    * their event in the same transaction. Repeating the current state changes nothing, and a late
    * SUCCEEDED after REFUNDED changes nothing either (it returns the REFUNDED order): the return
-   * already happened upstream and must not be overwritten.
+   * already happened upstream and must not be overwritten. `locked` is told the order's status as
+   * its row lock found it, before anything is applied.
    */
-  async applyChannelReport(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PayoutView> {
+  async applyChannelReport(
+    merchantId: bigint,
+    input: unknown,
+    channel: string | null = null,
+    locked?: (status: string) => void,
+  ): Promise<PayoutView> {
     const report = parseInput(this.reportSchema, input);
     const row = await this.transition(merchantId, { orderNo: report.orderNo }, (row) => {
+      locked?.(row.status);
       if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
       if (row.status === report.status) return stay(row);
       if (row.status === 'REFUNDED' && report.status === 'SUCCEEDED') return stay(row);
