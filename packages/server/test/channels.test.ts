@@ -210,6 +210,18 @@ const transferEvent = (transfer: FakeOrder, changes: Record<string, unknown>, id
   object: { ...transfer, ...changes, updatedAt: Date.now() },
 });
 
+/** A payment of `amount` created through the API and routed to the fake PSP, with its charge there. */
+async function chargeAt(
+  psp: Awaited<ReturnType<typeof fakePsp>>,
+  platform: TestPlatform,
+  merchant: Awaited<ReturnType<typeof createMerchant>>,
+  amount: string,
+) {
+  const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', paymentInput({ amount }));
+  const orderNo = created.body.data?.orderNo as string;
+  return { orderNo, charge: psp.charges.get(orderNo) as FakeOrder };
+}
+
 /** What a channel sync answered, in a comparable order. */
 const pick = (sync: { channelStatus: string | null; before: string; after: string; applied: boolean } | undefined) => [
   sync?.channelStatus,
@@ -536,14 +548,7 @@ for (const database of databases()) {
       const platform = await startTestPlatform({ database, env: { PAYGATE_CHANNELS: channelsFile(psp.baseUrl) } });
       try {
         const merchant = await createMerchant(platform);
-        const created = await post<{ orderNo: string }>(
-          platform,
-          merchant,
-          '/api/v1/payments',
-          paymentInput({ amount: '500.00' }),
-        );
-        const orderNo = created.body.data?.orderNo as string;
-        const charge = psp.charges.get(orderNo) as FakeOrder;
+        const { orderNo, charge } = await chargeAt(psp, platform, merchant, '500.00');
         const paid = chargeEvent(charge, {
           status: 'paid',
           paidAmount: '500.00',
@@ -657,14 +662,7 @@ for (const database of databases()) {
       type SyncView = { channelStatus: string | null; before: string; after: string; applied: boolean };
       try {
         const merchant = await createMerchant(platform);
-        const created = await post<{ orderNo: string }>(
-          platform,
-          merchant,
-          '/api/v1/payments',
-          paymentInput({ amount: '500.00' }),
-        );
-        const paymentNo = created.body.data?.orderNo as string;
-        const charge = psp.charges.get(paymentNo) as FakeOrder;
+        const { orderNo: paymentNo, charge } = await chargeAt(psp, platform, merchant, '500.00');
         // Still open at the channel: asked, nothing to apply.
         assert.deepEqual(pick((await sync(paymentNo)).body.data), [null, 'PENDING', 'PENDING', false]);
         Object.assign(charge, { status: 'paid', paidAmount: '500.00', payer: { name: 'Ana Lima' } });

@@ -10,6 +10,29 @@ export interface ServedOrder {
   readonly channelTradeNo: string | null;
 }
 
+/** An order number's merchant, channel and state (`undefined`: no such order). */
+export async function servedBy(
+  db: Queryable,
+  table: 'payments' | 'payouts',
+  orderNo: string,
+): Promise<ServedOrder | undefined> {
+  const result = await db.query<{
+    merchant_id: bigint;
+    channel: string | null;
+    status: string;
+    channel_trade_no: string | null;
+  }>(`SELECT merchant_id, channel, status, channel_trade_no FROM ${table} WHERE order_no = $1`, [orderNo]);
+  const row = result.rows[0];
+  return (
+    row && {
+      merchantId: row.merchant_id,
+      channel: row.channel,
+      status: row.status,
+      channelTradeNo: row.channel_trade_no,
+    }
+  );
+}
+
 export interface ClaimedPoll {
   id: bigint;
   order_no: string;

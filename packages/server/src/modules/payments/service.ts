@@ -22,7 +22,7 @@ import {
   type StatusTotal,
   statusTotals,
 } from '../../db/paging.js';
-import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder } from '../../db/order-polls.js';
+import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
 import {
   channelUnavailable,
   duplicateOrder,
@@ -624,22 +624,8 @@ export class Payments {
   }
 
   /** The merchant, channel and state of an order number (channel updates); `undefined` when there is no such order. */
-  async servedBy(orderNo: string): Promise<ServedOrder | undefined> {
-    const result = await this.db.query<{
-      merchant_id: bigint;
-      channel: string | null;
-      status: string;
-      channel_trade_no: string | null;
-    }>('SELECT merchant_id, channel, status, channel_trade_no FROM payments WHERE order_no = $1', [orderNo]);
-    const row = result.rows[0];
-    return (
-      row && {
-        merchantId: row.merchant_id,
-        channel: row.channel,
-        status: row.status,
-        channelTradeNo: row.channel_trade_no,
-      }
-    );
+  servedBy(orderNo: string): Promise<ServedOrder | undefined> {
+    return servedBy(this.db, 'payments', orderNo);
   }
 
   /** Claims channel-routed payments due for a status query at their channel (db/order-polls.ts says when). */

@@ -23,7 +23,7 @@ import {
   type StatusTotal,
   statusTotals,
 } from '../../db/paging.js';
-import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder } from '../../db/order-polls.js';
+import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
 import {
   channelUnavailable,
   DomainError,
@@ -493,22 +493,8 @@ export class Payouts {
   }
 
   /** The merchant, channel and state of an order number (channel updates); `undefined` when there is no such order. */
-  async servedBy(orderNo: string): Promise<ServedOrder | undefined> {
-    const result = await this.db.query<{
-      merchant_id: bigint;
-      channel: string | null;
-      status: string;
-      channel_trade_no: string | null;
-    }>('SELECT merchant_id, channel, status, channel_trade_no FROM payouts WHERE order_no = $1', [orderNo]);
-    const row = result.rows[0];
-    return (
-      row && {
-        merchantId: row.merchant_id,
-        channel: row.channel,
-        status: row.status,
-        channelTradeNo: row.channel_trade_no,
-      }
-    );
+  servedBy(orderNo: string): Promise<ServedOrder | undefined> {
+    return servedBy(this.db, 'payouts', orderNo);
   }
 
   /** A PENDING payout its channel never got (polling found nothing there): no more polls of it. */
