@@ -1,6 +1,5 @@
 import type { Queryable } from './db.js';
 
-/** A channel-routed order claimed for a status query at its channel. */
 /** An order as the channel layer looks it up by order number (notifications, `syncOrder`). */
 export interface ServedOrder {
   readonly merchantId: bigint;
@@ -33,6 +32,7 @@ export async function servedBy(
   );
 }
 
+/** A channel-routed order claimed for a status query at its channel. */
 export interface ClaimedPoll {
   id: bigint;
   order_no: string;
