@@ -1,3 +1,4 @@
+import { DirectoryInUseError } from '@paygate/dir-lock';
 import { ConfigError, parseConfig } from './config.js';
 import { SchemaError } from './db/migrate.js';
 import { writeServerInfo } from './local-state.js';
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError || error instanceof SchemaError ? `paygate: ${error.message}` : error);
+  const oneLine = error instanceof ConfigError || error instanceof SchemaError || error instanceof DirectoryInUseError;
+  console.error(oneLine ? `paygate: ${error.message}` : error);
   process.exit(1);
 });

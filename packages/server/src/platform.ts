@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from './app.js';
 import { type Config, withPort } from './config.js';
-import { openDatabase } from './db/db.js';
+import { lockEmbedded, openDatabase } from './db/db.js';
 import { writeError } from './http/errors.js';
 import { traced } from './observability/traced-db.js';
 import { ensureSchema } from './db/migrate.js';
@@ -45,6 +45,9 @@ export interface PlatformOptions extends ServiceOptions {
  * `main.ts` and by tests that want a real server.
  */
 export async function startPlatform(requested: Config, options: PlatformOptions = {}): Promise<Platform> {
+  // The embedded database's directory has one owner: a second platform (or a command opening the
+  // database) is refused before it binds a port or reads a file there.
+  const lock = lockEmbedded(requested, 'paygate server');
   // The port is bound first, in one step, so that port 0 ("any free port") is decided by the
   // kernel and the links the services build carry the port actually held. Until the app is
   // ready, anything that connects is told so.
@@ -52,7 +55,12 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     writeError(response, 'NOT_READY', { headers: { connection: 'close' }, retryAfterSeconds: 1 });
   };
   const server = createServer((request, response) => handle(request, response));
-  await listen(server, requested.host, requested.port);
+  try {
+    await listen(server, requested.host, requested.port);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const config = requested.port === 0 ? withPort(requested, (server.address() as AddressInfo).port) : requested;
 
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
@@ -66,6 +74,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
       poolSize: config.databasePoolSize,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
+      lock,
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       onConnectionError: (error) =>
         logger.current.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),
@@ -132,6 +141,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     server.closeAllConnections();
     await app?.close().catch(() => {});
     await db?.close().catch(() => {});
+    lock?.release();
     throw error;
   }
 }

@@ -20,10 +20,10 @@ export function takeDebugFlag(argv: readonly string[]): { argv: string[]; debug:
 
 /**
  * Errors of the database layer that are the operator's to fix (a DATABASE_URL nobody answers, a
- * schema newer than this build). Told by name, so that commands which never open a database do
+ * schema newer than this build, an embedded database another process owns). Told by name, so that commands which never open a database do
  * not load its drivers to recognize them.
  */
-const DEPLOYMENT_ERRORS = new Set(['DatabaseUnavailableError', 'SchemaError']);
+const DEPLOYMENT_ERRORS = new Set(['DatabaseUnavailableError', 'SchemaError', 'DirectoryInUseError']);
 
 /** A mistake of the operator's, as the one line to print and the exit code. */
 interface Mistake {

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
+import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
 
 /** A row-returning query's result. */
@@ -240,7 +241,10 @@ class PgliteDb implements Db {
   /** Named statements this session has parsed (see {@link PreparedStatement}). */
   private readonly parsed = new Set<string>();
 
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly lock: DirectoryLock | undefined,
+  ) {}
 
   /**
    * One statement as one protocol exchange: Parse (a prepared statement only the first time),
@@ -290,7 +294,11 @@ class PgliteDb implements Db {
   }
 
   async close(): Promise<void> {
-    await this.pglite.close();
+    try {
+      await this.pglite.close();
+    } finally {
+      this.lock?.release();
+    }
   }
 
   poolStats(): undefined {
@@ -318,6 +326,26 @@ export interface DatabaseOptions {
   onConnectionError?: (error: Error) => void;
   /** The embedded database only: start from this data directory dump (see {@link dumpEmbedded}). */
   loadDataDir?: Blob;
+  /**
+   * The embedded database only: the data directory's lock when the caller took it already (see
+   * {@link lockEmbedded}); otherwise `openDatabase` takes it, as `owner`. The database keeps it
+   * until it is closed.
+   */
+  lock?: DirectoryLock | undefined;
+  /** Who opens the embedded database, as a second opener is told (default "paygate"). */
+  owner?: string;
+}
+
+/**
+ * Takes the lock of the embedded database's data directory, or throws `DirectoryInUseError`
+ * naming the directory and the owner's pid: two processes writing one PGlite directory lose each
+ * other's commits (each keeps its own copy of the database in memory and writes it back). The
+ * operating system releases the lock when its process dies, so a crash never blocks the next
+ * start. PostgreSQL and `memory://` need no lock: undefined.
+ */
+export function lockEmbedded(options: Pick<DatabaseOptions, 'databaseUrl' | 'dataDir'>, owner: string) {
+  if (options.databaseUrl || options.dataDir === 'memory://') return undefined;
+  return lockDirectory(options.dataDir, owner);
 }
 
 /** Opens PostgreSQL at `databaseUrl`, or the embedded database under `dataDir` (`memory://` for none). */
@@ -350,20 +378,26 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     }
     return db;
   }
-  const location = options.dataDir === 'memory://' ? undefined : `${options.dataDir}/pgdata`;
-  if (location) mkdirSync(location, { recursive: true });
-  const pglite = new PGlite({
-    ...(location ? { dataDir: location } : {}),
-    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
-    parsers: { 20: parseInt8 },
-  });
-  await pglite.waitReady;
-  // The embedded database has no autovacuum, so nothing ever invalidates a cached plan: a
-  // generic plan chosen while a table was nearly empty (a scan of the merchant's orders instead
-  // of the order-number index) would stay for good. Prepared statements keep saving the parse and
-  // are planned for their actual parameters each time.
-  await pglite.exec('SET plan_cache_mode = force_custom_plan');
-  return new PgliteDb(pglite);
+  const lock = options.lock ?? lockEmbedded(options, options.owner ?? 'paygate');
+  try {
+    const location = options.dataDir === 'memory://' ? undefined : `${options.dataDir}/pgdata`;
+    if (location) mkdirSync(location, { recursive: true });
+    const pglite = new PGlite({
+      ...(location ? { dataDir: location } : {}),
+      ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+      parsers: { 20: parseInt8 },
+    });
+    await pglite.waitReady;
+    // The embedded database has no autovacuum, so nothing ever invalidates a cached plan: a
+    // generic plan chosen while a table was nearly empty (a scan of the merchant's orders instead
+    // of the order-number index) would stay for good. Prepared statements keep saving the parse and
+    // are planned for their actual parameters each time.
+    await pglite.exec('SET plan_cache_mode = force_custom_plan');
+    return new PgliteDb(pglite, lock);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
 }
 
 /**

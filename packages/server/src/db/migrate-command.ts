@@ -4,8 +4,9 @@ import { migrate, schemaStatus } from './migrate.js';
 
 /**
  * `npx paygate migrate`: applies the migrations this build has and exits. On PostgreSQL it runs
- * while instances serve (migrations are additive and take the migration lock); on the embedded
- * database the server must be stopped, since PGlite belongs to one process.
+ * while instances serve (migrations are additive and take the migration lock); the embedded
+ * database belongs to one process, so while a server owns it this is refused with one line naming
+ * the owner (that server migrated its database when it started).
  */
 export async function runMigrate(env: NodeJS.ProcessEnv, print: (line: string) => void, json: boolean): Promise<void> {
   const config = parseConfig(env);
@@ -14,6 +15,7 @@ export async function runMigrate(env: NodeJS.ProcessEnv, print: (line: string) =
     dataDir: config.dataDir,
     poolSize: 1,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
+    owner: 'paygate migrate',
   });
   try {
     const applied = await migrate(db);

@@ -1,5 +1,5 @@
 import { ConfigError, parseConfig } from '../config.js';
-import { openDatabase } from '../db/db.js';
+import { lockEmbedded, openDatabase } from '../db/db.js';
 import { ensureSchema } from '../db/migrate.js';
 import { traced } from '../observability/traced-db.js';
 import { startTracing } from '../observability/tracing.js';
@@ -20,6 +20,8 @@ import { configuredChannels, startPoller } from '../modules/channels/polling.js'
 export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = parseConfig(env);
   if (!config.databaseUrl) {
+    // Say who owns the embedded database when someone does: that is the process to stop or to use.
+    lockEmbedded(config, 'paygate worker')?.release();
     throw new ConfigError(
       'paygate worker needs DATABASE_URL: the embedded database belongs to the server process, which runs its own dispatcher',
     );

@@ -192,6 +192,7 @@ export async function runReconcile(
     dataDir: config.dataDir,
     poolSize: 1,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
+    owner: 'paygate reconcile',
   });
   try {
     const report = await reconcile(db, options.channel, date, lines);

@@ -1,0 +1,102 @@
+// The platform and its command line as separate processes, as an operator runs them: for tests of
+// what only a process shows (exit codes and the line on stderr, a SIGKILL, a second process on the
+// same data directory).
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { boxPublicKeyFrom, generateSigningKey } from '@paygate/protocol';
+import type { TestMerchant } from './harness.js';
+
+const ROOT = join(import.meta.dirname, '../../..');
+const SERVER = join(ROOT, 'packages/server/src/main.ts');
+const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
+const TSX = ['--conditions=source', '--import', 'tsx'];
+
+/** A platform process that is listening. */
+export interface SpawnedPlatform {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly exited: Promise<unknown>;
+}
+
+/** Starts `npm start`'s entry point as its own process with `env` and waits for it to listen. */
+export async function spawnPlatform(env: Record<string, string>): Promise<SpawnedPlatform> {
+  const child = spawn(process.execPath, [...TSX, SERVER], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const match = /"url":"(http:\/\/[^"]+)".*"msg":"paygate listening"/.exec(output);
+    if (match) return { child, url: match[1] as string, exited };
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the platform did not start:\n${output.slice(-4000)}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** Sends `signal` and waits for the process to be gone. */
+export async function stopSpawned(running: SpawnedPlatform, signal: NodeJS.Signals): Promise<void> {
+  if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill(signal);
+  await running.exited;
+}
+
+/** What a process that ran to its end said and how it ended. */
+export interface Finished {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the platform's entry point to its end (one that is expected to refuse to start). */
+export function runPlatform(env: Record<string, string>): Finished {
+  return finished(spawnSync(process.execPath, [...TSX, SERVER], runOptions(env)));
+}
+
+/** Runs `npx paygate …` to its end. */
+export function runCli(args: readonly string[], env: Record<string, string>): Finished {
+  return finished(spawnSync(process.execPath, [...TSX, CLI, ...args], runOptions(env)));
+}
+
+function runOptions(env: Record<string, string>) {
+  return {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    encoding: 'utf8' as const,
+    timeout: 60_000,
+  };
+}
+
+function finished(result: { status: number | null; stdout: string; stderr: string }): Finished {
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Onboards a merchant through the operator API of a running platform. */
+export async function onboard(url: string, adminToken: string, name = 'Spawned shop'): Promise<TestMerchant> {
+  const key = generateSigningKey();
+  const response = await fetch(`${url}/admin/v1/merchants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, publicKey: key.publicKey.toString('base64') }),
+  });
+  assert.equal(response.status, 200);
+  const { data } = (await response.json()) as {
+    data: { accessKey: string; bodyKey: { keyId: string; publicKey: string } };
+  };
+  const bodyKey = boxPublicKeyFrom(data.bodyKey.publicKey);
+  if (!bodyKey.ok) throw new Error('bad body key');
+  return {
+    accessKey: data.accessKey,
+    key,
+    bodyKey: { keyId: data.bodyKey.keyId, publicKey: bodyKey.value },
+    webhookKeys: [],
+  };
+}
