@@ -1,3 +1,4 @@
+import { DirectoryInUseError } from '@paygate/dir-lock';
 import { buildSimulator } from './app.js';
 import { ConfigError, parseConfig } from './config.js';
 
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `paygate-psp: ${error.message}` : error);
+  const oneLine = error instanceof ConfigError || error instanceof DirectoryInUseError;
+  console.error(oneLine ? `paygate-psp: ${error.message}` : error);
   process.exit(1);
 });

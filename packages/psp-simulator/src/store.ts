@@ -1,5 +1,6 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import type { Charge, NotificationMode, OutboxEntry, Transfer } from './model.js';
 
 /** One change to the state; a transaction is a list of them, written as one journal line. */
@@ -40,7 +41,9 @@ const COMPACT_AFTER = 5_000;
  * A restart — after a clean stop or a kill -9 — loads the snapshot and replays the journal; a
  * torn last line (the process died while writing it, so nobody was answered) is dropped.
  * Node runs the simulator on one thread and every transaction is synchronous, so no two
- * transactions interleave.
+ * transactions interleave. The directory has one owner: a second simulator on it is refused
+ * (`DirectoryInUseError`, naming the owner's pid) before it reads anything, since two writers of
+ * one journal would each overwrite the other's snapshot.
  */
 export class Store {
   readonly charges = new Map<string, Charge>();
@@ -56,11 +59,22 @@ export class Store {
   readonly #journalPath: string;
   #journal = -1;
   #journalLines = 0;
+  readonly #lock: DirectoryLock;
 
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true });
     this.#snapshotPath = join(dir, 'state.json');
     this.#journalPath = join(dir, 'journal.jsonl');
+    this.#lock = lockDirectory(dir, 'paygate-psp');
+    try {
+      this.#load();
+    } catch (error) {
+      this.#lock.release();
+      throw error;
+    }
+  }
+
+  #load(): void {
     if (existsSync(this.#snapshotPath)) {
       const snapshot = JSON.parse(readFileSync(this.#snapshotPath, 'utf8')) as Snapshot;
       for (const v of snapshot.charges) this.#apply({ t: 'charge', v });
@@ -102,6 +116,7 @@ export class Store {
     this.#journal = this.#compact();
     closeSync(this.#journal);
     this.#journal = -1;
+    this.#lock.release();
   }
 
   #apply(change: Change): void {

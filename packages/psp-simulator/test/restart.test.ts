@@ -52,6 +52,33 @@ describe('the paygate-psp process', () => {
     assert.match(result.stderr, /^paygate-psp: PSP_SECRET is required/);
   });
 
+  test('a second simulator on the same data directory is refused at once, naming the owner', async () => {
+    const env = { PSP_SECRET: SECRET, PSP_DATA_DIR: `${temp.dir}/owned` };
+    const first = await startProcess(env);
+    try {
+      const second = spawnSync(process.execPath, [BIN], {
+        env: { ...process.env, NODE_OPTIONS: '', PSP_PORT: '0', ...env },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      assert.equal(second.status, 1);
+      assert.equal(second.stderr.trim().split('\n').length, 1, second.stderr);
+      assert.match(
+        second.stderr,
+        new RegExp(
+          `^paygate-psp: the data directory ${temp.dir}/owned is in use by paygate-psp \\(pid ${first.child.pid}\\)`,
+        ),
+      );
+    } finally {
+      first.child.kill('SIGKILL');
+      await once(first.child, 'exit');
+    }
+    // The kernel dropped the dead owner's lock: the next start is not blocked.
+    const next = await startProcess(env);
+    next.child.kill('SIGTERM');
+    await once(next.child, 'exit');
+  });
+
   test('kill -9 with a notification pending: after a restart it is delivered, same bytes; state intact', async () => {
     const statuses = Array.from({ length: 10_000 }, () => 500);
     const receiver = await startReceiver(statuses);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -21,13 +22,21 @@ const transfer = (id: string, status: Transfer['status'] = 'queued'): Transfer =
 test('store: a committed transaction survives a crash; a torn last line is dropped', () => {
   const temp = tempDir();
   try {
-    const store = new Store(temp.dir);
-    store.commit([{ t: 'transfer', v: transfer('tr_1') }]);
-    store.commit([
-      { t: 'transfer', v: transfer('tr_1', 'sent') },
-      { t: 'mode', v: { mode: 'reverse' } },
-    ]);
-    // No close(): as after kill -9. Then the process died half-way through writing a third transaction.
+    // A process commits two transactions and dies by kill -9 (no close(), and its lock goes with it)…
+    const script = `
+      const { Store } = await import(${JSON.stringify(new URL('../src/store.ts', import.meta.url).href)});
+      const transfers = ${JSON.stringify([transfer('tr_1'), transfer('tr_1', 'sent')])};
+      const store = new Store(${JSON.stringify(temp.dir)});
+      store.commit([{ t: 'transfer', v: transfers[0] }]);
+      store.commit([{ t: 'transfer', v: transfers[1] }, { t: 'mode', v: { mode: 'reverse' } }]);
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    const crashed = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(crashed.signal, 'SIGKILL', crashed.stderr);
+    // …half-way through writing a third transaction.
     appendFileSync(join(temp.dir, 'journal.jsonl'), '[{"t":"transfer","v":{"id":"tr_2"');
     const reopened = new Store(temp.dir);
     assert.equal(reopened.transfers.get('tr_1')?.status, 'sent');
@@ -37,7 +46,9 @@ test('store: a committed transaction survives a crash; a torn last line is dropp
     // Opening compacts: the snapshot holds everything, the journal starts empty.
     assert.equal(readFileSync(join(temp.dir, 'journal.jsonl'), 'utf8'), '');
     reopened.close();
-    assert.equal(new Store(temp.dir).transfers.get('tr_1')?.status, 'sent');
+    const again = new Store(temp.dir);
+    assert.equal(again.transfers.get('tr_1')?.status, 'sent');
+    again.close();
   } finally {
     temp.remove();
   }
