@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { openDatabase } from '../src/db/db.js';
+import { migrate } from '../src/db/migrate.js';
 import { newEventId, ulid, EVENT_ID } from '../src/ids.js';
 
 test('ULIDs: 26 Crockford characters, ordered by their millisecond, distinct within one', () => {
@@ -20,4 +22,22 @@ test('ULIDs: the random part uses all 32 characters in every position', () => {
     for (let p = 0; p < 16; p++) seen[p]?.add(tail[p] as string);
   }
   for (const position of seen) assert.equal(position.size, 32);
+});
+
+test('order numbers: two fresh databases do not issue the same numbers', async () => {
+  // Order numbers are channel references: a reinstalled platform sharing a channel account with
+  // its earlier database must not reissue that database's numbers (migration 0020).
+  const firsts: bigint[] = [];
+  for (let i = 0; i < 2; i++) {
+    const db = await openDatabase({ dataDir: 'memory://' });
+    try {
+      await migrate(db);
+      const { rows } = await db.query<{ n: bigint }>("SELECT nextval('order_no_seq') AS n");
+      firsts.push((rows[0] as { n: bigint }).n);
+    } finally {
+      await db.close();
+    }
+  }
+  assert.notEqual(firsts[0], firsts[1]);
+  for (const n of firsts) assert.ok(n >= 1n && n <= 1_000_000_001n, `${n} leaves room in ten digits`);
 });
