@@ -2,6 +2,7 @@ import { ConfigError, parseConfig } from './config.js';
 import { SchemaError } from './db/migrate.js';
 import { writeServerInfo } from './local-state.js';
 import { startTracing } from './observability/tracing.js';
+import { nodeEndOfLifeWarning } from './node-support.js';
 import { startPlatform } from './platform.js';
 
 /** `npm start`: parse config once, start, and stop gracefully on SIGINT/SIGTERM. */
@@ -14,6 +15,8 @@ async function main(): Promise<void> {
     { url: platform.url, environment: config.environment, database: config.databaseUrl ? 'postgres' : 'pglite' },
     'paygate listening',
   );
+  const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
+  if (endOfLife) platform.app.log.warn({ node: process.version }, endOfLife);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
