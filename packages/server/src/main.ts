@@ -1,5 +1,6 @@
 import { ConfigError, parseConfig } from './config.js';
 import { SchemaError } from './db/migrate.js';
+import { databaseStartFailure } from './db/start-failure.js';
 import { writeServerInfo } from './local-state.js';
 import { startTracing } from './observability/tracing.js';
 import { nodeEndOfLifeWarning } from './node-support.js';
@@ -37,6 +38,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError || error instanceof SchemaError ? `paygate: ${error.message}` : error);
+  const database = databaseStartFailure(error, process.env.DATABASE_URL || undefined);
+  if (database) console.error(`paygate: ${database}`);
+  else
+    console.error(error instanceof ConfigError || error instanceof SchemaError ? `paygate: ${error.message}` : error);
   process.exit(1);
 });
