@@ -206,7 +206,7 @@ export function parseConfig(
     e.PAYGATE_MASTER_KEY_FILE === undefined ? e.PAYGATE_MASTER_KEY : readMasterKeyFile(e.PAYGATE_MASTER_KEY_FILE, cwd);
   if (e.PAYGATE_ENV === 'production' && masterKey === undefined && overrides.masterKey === undefined) {
     throw new ConfigError(
-      'invalid configuration: PAYGATE_MASTER_KEY_FILE (or PAYGATE_MASTER_KEY) is required in production',
+      'invalid configuration: PAYGATE_MASTER_KEY is required in production: set PAYGATE_MASTER_KEY_FILE to a file holding it (mode 0600), or PAYGATE_MASTER_KEY',
     );
   }
   let channels: readonly ChannelSettings[] = [];

@@ -58,7 +58,7 @@ describe('PAYGATE_MASTER_KEY_FILE', () => {
   it('production without either says which variable to set', () => {
     assert.throws(
       () => parseConfig(production),
-      /PAYGATE_MASTER_KEY_FILE \(or PAYGATE_MASTER_KEY\) is required in production/,
+      /PAYGATE_MASTER_KEY is required in production: set PAYGATE_MASTER_KEY_FILE to a file holding it \(mode 0600\), or PAYGATE_MASTER_KEY$/,
     );
   });
 });
