@@ -4,6 +4,12 @@ import type { ChildProcess } from 'node:child_process';
 export declare const DEFAULT_DATABASE_URL: string;
 export declare function freePort(): Promise<number>;
 export declare function ensureDatabase(url: string): Promise<void>;
+/** What `npm run cluster` needs before it starts anything, each missing one as one line. */
+export declare function clusterPrerequisites(options: {
+  databaseUrl: string;
+  port: number;
+  haproxy?: string;
+}): Promise<string[]>;
 
 export interface Exit {
   readonly code: number | null;

@@ -6,6 +6,7 @@
 //
 //   DATABASE_URL   default postgres://postgres@127.0.0.1:5432/paygate_cluster (created if absent)
 //   CLUSTER_PORT   HAProxy's port, default 8080
+// `--check` only checks the prerequisites (HAProxy, PostgreSQL, the port), one line each missing.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -330,9 +331,59 @@ export async function startCluster(options = {}) {
   return cluster;
 }
 
+/** True when something listens on 127.0.0.1:`port`. */
+function portTaken(port) {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(true));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(false)));
+  });
+}
+
+/**
+ * What `npm run cluster` needs before it starts anything, each missing one as one line saying
+ * what to do: HAProxy on PATH, PostgreSQL answering at DATABASE_URL's server, CLUSTER_PORT free.
+ */
+export async function clusterPrerequisites({ databaseUrl, port, haproxy = 'haproxy' }) {
+  const problems = [];
+  const probe = spawnSync(haproxy, ['-v'], { encoding: 'utf8' });
+  if (probe.error) {
+    problems.push(
+      probe.error.code === 'ENOENT'
+        ? `HAProxy is not installed (no ${haproxy} on PATH): apt-get install haproxy`
+        : `HAProxy (${haproxy}) does not run: ${probe.error.message}`,
+    );
+  }
+  const server = new URL(databaseUrl);
+  const where = `${server.hostname}:${server.port || 5432}`;
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    const reason = error.code ?? error.message;
+    problems.push(`PostgreSQL at ${where} does not answer (${reason}): start it, or point DATABASE_URL at one`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  if (port !== 0 && (await portTaken(port))) {
+    problems.push(`port ${port} is in use (is npm start running?): stop it, or set CLUSTER_PORT`);
+  }
+  return problems;
+}
+
 async function main() {
   const port = Number(process.env.CLUSTER_PORT ?? 8080);
   const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const problems = await clusterPrerequisites({ databaseUrl, port });
+  if (problems.length > 0) {
+    for (const problem of problems) console.error(`npm run cluster: ${problem}`);
+    process.exit(1);
+  }
+  // `npm run cluster` checks before it builds, then starts.
+  if (process.argv.includes('--check')) return;
   console.log(`starting: database ${databaseUrl}, paygate migrate, 2 API instances, 2 workers, HAProxy`);
   const stateDir = join(root, '.paygate/cluster');
   const logDir = join(stateDir, 'logs');

@@ -335,6 +335,15 @@ export class PaygateClient {
     if (this.#base.search || this.#base.hash) {
       throw new PaygateConfigError('baseUrl: no query string or fragment (only scheme, host and an optional path)');
     }
+    if (/\/api\/v1\/?$/.test(this.#base.pathname)) {
+      const without = new URL(this.#base);
+      without.pathname = without.pathname.replace(/\/api\/v1\/?$/, '/');
+      throw new PaygateConfigError(
+        `baseUrl: ${options.baseUrl} ends in /api/v1, and every request path already starts with it ` +
+          `(/api/v1/payments would become /api/v1/api/v1/payments, a 404); give the platform's address without it: ` +
+          `${without.href.replace(/\/$/, '')}`,
+      );
+    }
     this.#fetch = options.fetch ?? globalThis.fetch;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#retries = options.retries ?? 2;

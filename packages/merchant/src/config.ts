@@ -29,6 +29,12 @@ export interface BodyKeyConfig {
  * the 64-byte key, or those bytes.
  */
 export function loadSigningKey(privateKey: string | Uint8Array): SigningKey {
+  if (typeof privateKey === 'string' && /-----BEGIN (RSA |EC )?PUBLIC KEY-----/.test(privateKey)) {
+    throw new PaygateConfigError(
+      'privateKey: this is a public key (a PEM "PUBLIC KEY" block); give the private key instead, ' +
+        'the private.pem that `paygate-merchant keygen` wrote beside public.pem (the public key is what the platform holds)',
+    );
+  }
   const loaded = signingKeyFrom(privateKey);
   if (!loaded.ok) throw new PaygateConfigError(`privateKey: ${loaded.error.reason}`);
   return loaded.value;

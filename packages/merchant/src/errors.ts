@@ -50,7 +50,10 @@ export class PaygateApiError extends PaygateError {
     method: string;
     path: string;
   }) {
-    const fields = (init.fieldErrors ?? []).map((e) => `${e.field}: ${e.message}`).join('; ');
+    // The platform's field errors are sentences that name their field; older ones were not.
+    const fields = (init.fieldErrors ?? [])
+      .map((e) => (e.message.startsWith(`${e.field} `) ? e.message : `${e.field}: ${e.message}`))
+      .join('; ');
     const hint = init.msg === 'UNAUTHORIZED' ? ` ${UNAUTHORIZED_HINT}` : '';
     super(
       `${init.method} ${init.path} failed with ${init.status} ${init.msg}` +

@@ -146,6 +146,25 @@ describe('paygate-merchant: a mistake is one line on stderr, --debug shows the t
     'bad key': () => [
       [[...balances(), ...config, '--private-key', join(dir, 'garbage.pem')], {}, /privateKey: /],
       [
+        [...balances(), ...config, '--private-key', join(dir, 'keys/public.pem')],
+        {},
+        /privateKey: this is a public key \(a PEM "PUBLIC KEY" block\); give the private key instead, the private\.pem/,
+      ],
+      [
+        [
+          'request',
+          'GET',
+          '/api/v1/balances',
+          '--url',
+          'http://127.0.0.1:1/api/v1',
+          ...config,
+          '--private-key',
+          keyFile,
+        ],
+        {},
+        /baseUrl: http:\/\/127\.0\.0\.1:1\/api\/v1 ends in \/api\/v1, .*without it: http:\/\/127\.0\.0\.1:1$/m,
+      ],
+      [
         [...balances(), '--private-key', keyFile, ...config.slice(0, 4), '--body-public-key', 'nope'],
         {},
         /bodyKey\.publicKey: /,

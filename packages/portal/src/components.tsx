@@ -39,7 +39,11 @@ export function PageHeading({ children }: { children: ReactNode }) {
 export function messageOf(error: unknown): string {
   if (error instanceof ApiError) {
     if (error.fieldErrors.length > 0) {
-      return `${error.message}: ${error.fieldErrors.map((e) => `${e.field} ${e.message}`).join('; ')}`;
+      // Field errors are sentences that name their field.
+      const sentences = error.fieldErrors.map((e) =>
+        e.message.startsWith(`${e.field} `) ? e.message : `${e.field} ${e.message}`,
+      );
+      return `${error.message}: ${sentences.join('; ')}`;
     }
     return error.message;
   }

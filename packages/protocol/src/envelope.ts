@@ -1,9 +1,9 @@
-import sodium from 'sodium-native';
 import { decodeCanonicalBase64, encodeBase64 } from './base64.js';
 import { ENVELOPE_ALG, ENVELOPE_VERSION, MAX_PLAINTEXT_BYTES, MAX_WIRE_BODY_BYTES } from './constants.js';
 import type { BoxKeyPair } from './keys.js';
 import { asBuffer } from './keys.js';
 import { err, ok, type Result } from './result.js';
+import { BOX_PUBLIC_KEY_BYTES, SEAL_BYTES, sodium } from './sodium.js';
 
 /** The sealed-box envelope, the wire body of every POST. */
 export interface Envelope {
@@ -35,14 +35,10 @@ const invalid = (reason: string) => err<EnvelopeError>({ kind: 'invalid-envelope
  */
 export function sealEnvelope(plaintext: Uint8Array, key: BodyPublicKey): Result<Buffer, EnvelopeError> {
   if (plaintext.length > MAX_PLAINTEXT_BYTES) return invalid('plaintext exceeds 1 MiB');
-  if (key.publicKey.length !== sodium.crypto_box_PUBLICKEYBYTES) return invalid('body public key is not 32 bytes');
-  const ciphertext = Buffer.alloc(plaintext.length + sodium.crypto_box_SEALBYTES);
-  try {
-    sodium.crypto_box_seal(ciphertext, asBuffer(plaintext), asBuffer(key.publicKey));
-  } catch {
-    // sodium-native throws where libsodium refuses: a small-order public key.
-    return invalid('the body public key is a small-order point');
-  }
+  if (key.publicKey.length !== BOX_PUBLIC_KEY_BYTES) return invalid('body public key is not 32 bytes');
+  const ciphertext = sodium.boxSeal(asBuffer(plaintext), asBuffer(key.publicKey));
+  // libsodium refuses a small-order public key.
+  if (!ciphertext) return invalid('the body public key is a small-order point');
   const body = JSON.stringify({
     version: ENVELOPE_VERSION,
     alg: ENVELOPE_ALG,
@@ -181,16 +177,13 @@ export function parseEnvelope(body: Uint8Array, contentEncryption: string): Resu
   if (ciphertext?.kind !== 'string') return invalid('ciphertext must be a string');
   const sealed = decodeCanonicalBase64(ciphertext.value);
   if (!sealed) return invalid('ciphertext is not canonical standard base64');
-  if (sealed.length < sodium.crypto_box_SEALBYTES) return invalid('ciphertext is shorter than a sealed box');
+  if (sealed.length < SEAL_BYTES) return invalid('ciphertext is shorter than a sealed box');
   return ok({ version: ENVELOPE_VERSION, alg: ENVELOPE_ALG, keyId: keyId.value, ciphertext: sealed });
 }
 
 /** Opens a raw sealed box with an X25519 key pair; `undefined` when it does not open. */
 export function openSealedBox(ciphertext: Uint8Array, key: BoxKeyPair): Buffer | undefined {
-  if (ciphertext.length < sodium.crypto_box_SEALBYTES) return undefined;
-  const plaintext = Buffer.alloc(ciphertext.length - sodium.crypto_box_SEALBYTES);
-  const opened = sodium.crypto_box_seal_open(plaintext, asBuffer(ciphertext), key.publicKey, key.secretKey);
-  return opened ? plaintext : undefined;
+  return sodium.boxSealOpen(asBuffer(ciphertext), key.publicKey, key.secretKey);
 }
 
 /**

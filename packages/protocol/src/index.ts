@@ -16,3 +16,4 @@ export * from './result.js';
 export * from './signature-base.js';
 export * from './signature-input.js';
 export * from './webhook.js';
+export { cryptoImplementation } from './sodium.js';

@@ -1,7 +1,15 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import sodium from 'sodium-native';
 import { decodeCanonicalBase64 } from './base64.js';
 import { err, ok, type Result } from './result.js';
+import {
+  BOX_PUBLIC_KEY_BYTES,
+  BOX_SECRET_KEY_BYTES,
+  SIGN_BYTES,
+  SIGN_PUBLIC_KEY_BYTES,
+  SIGN_SECRET_KEY_BYTES,
+  SIGN_SEED_BYTES,
+  sodium,
+} from './sodium.js';
 
 /** An Ed25519 key pair held as libsodium's 64-byte secret key (seed followed by public key). */
 export interface SigningKey {
@@ -24,19 +32,16 @@ export interface KeyError {
 const invalid = (reason: string) => err<KeyError>({ kind: 'invalid-key', reason });
 
 function fromSeed(seed: Uint8Array): SigningKey {
-  const publicKey = Buffer.alloc(sodium.crypto_sign_PUBLICKEYBYTES);
-  const secretKey = sodium.sodium_malloc(sodium.crypto_sign_SECRETKEYBYTES) as Buffer;
-  sodium.crypto_sign_seed_keypair(publicKey, secretKey, Buffer.from(seed));
-  return { secretKey, publicKey };
+  return sodium.signSeedKeyPair(seed);
 }
 
 function fromBytes(bytes: Uint8Array): Result<SigningKey, KeyError> {
-  if (bytes.length === sodium.crypto_sign_SEEDBYTES) return ok(fromSeed(bytes));
-  if (bytes.length === sodium.crypto_sign_SECRETKEYBYTES) {
-    const key = fromSeed(bytes.subarray(0, sodium.crypto_sign_SEEDBYTES));
+  if (bytes.length === SIGN_SEED_BYTES) return ok(fromSeed(bytes));
+  if (bytes.length === SIGN_SECRET_KEY_BYTES) {
+    const key = fromSeed(bytes.subarray(0, SIGN_SEED_BYTES));
     // A 64-byte key whose public half does not belong to its seed would sign with one key
     // and advertise another.
-    if (!key.publicKey.equals(Buffer.from(bytes.subarray(sodium.crypto_sign_SEEDBYTES)))) {
+    if (!key.publicKey.equals(Buffer.from(bytes.subarray(SIGN_SEED_BYTES)))) {
       return invalid('the public half of the 64-byte key does not match its seed');
     }
     return ok(key);
@@ -74,11 +79,11 @@ export function signingKeyFrom(input: string | Uint8Array): Result<SigningKey, K
 }
 
 function checkPublicKey(bytes: Uint8Array): Result<Buffer, KeyError> {
-  if (bytes.length !== sodium.crypto_sign_PUBLICKEYBYTES) {
+  if (bytes.length !== SIGN_PUBLIC_KEY_BYTES) {
     return invalid(`an Ed25519 public key is 32 bytes, not ${bytes.length}`);
   }
   const key = Buffer.from(bytes);
-  if (!sodium.crypto_core_ed25519_is_valid_point(key)) {
+  if (!sodium.isValidEd25519Point(key)) {
     return invalid('the public key is not a valid Ed25519 point');
   }
   return ok(key);
@@ -108,23 +113,16 @@ export function publicKeyFrom(input: string | Uint8Array): Result<Buffer, KeyErr
   return bytes ? checkPublicKey(bytes) : invalid('the key is neither PEM nor canonical base64');
 }
 
-const SMALL_ORDER_PROBE = Buffer.alloc(sodium.crypto_scalarmult_SCALARBYTES, 1);
-
 // libsodium refuses to seal to a small-order X25519 point (the shared secret would not depend on
-// the sender's key). The refusal depends on the point alone, so any fixed scalar finds it.
+// the sender's key).
 function isSmallOrderBoxKey(publicKey: Buffer): boolean {
-  try {
-    sodium.crypto_scalarmult(Buffer.alloc(sodium.crypto_scalarmult_BYTES), SMALL_ORDER_PROBE, publicKey);
-    return false;
-  } catch {
-    return true;
-  }
+  return sodium.isSmallOrderX25519(publicKey);
 }
 
 /** Loads an X25519 public key (32 raw bytes or their standard base64); small-order points are refused. */
 export function boxPublicKeyFrom(input: string | Uint8Array): Result<Buffer, KeyError> {
   const bytes = typeof input === 'string' ? decodeCanonicalBase64(input.trim()) : Buffer.from(input);
-  if (!bytes || bytes.length !== sodium.crypto_box_PUBLICKEYBYTES) {
+  if (!bytes || bytes.length !== BOX_PUBLIC_KEY_BYTES) {
     return invalid('an X25519 public key is 32 bytes of canonical base64');
   }
   if (isSmallOrderBoxKey(bytes)) return invalid('the X25519 public key is a small-order point');
@@ -133,36 +131,34 @@ export function boxPublicKeyFrom(input: string | Uint8Array): Result<Buffer, Key
 
 /** Loads an X25519 key pair from its 32-byte secret key; the public key is derived. */
 export function boxKeyPairFrom(secretKey: Uint8Array): Result<BoxKeyPair, KeyError> {
-  if (secretKey.length !== sodium.crypto_box_SECRETKEYBYTES) {
+  if (secretKey.length !== BOX_SECRET_KEY_BYTES) {
     return invalid(`an X25519 secret key is 32 bytes, not ${secretKey.length}`);
   }
-  const secret = sodium.sodium_malloc(sodium.crypto_box_SECRETKEYBYTES) as Buffer;
+  const secret = sodium.secretBuffer(BOX_SECRET_KEY_BYTES);
   Buffer.from(secretKey).copy(secret);
-  const publicKey = Buffer.alloc(sodium.crypto_box_PUBLICKEYBYTES);
-  sodium.crypto_scalarmult_base(publicKey, secret);
-  return ok({ secretKey: secret, publicKey });
+  return ok({ secretKey: secret, publicKey: sodium.x25519Base(secret) });
 }
 
 /** A fresh random Ed25519 key pair. */
 export function generateSigningKey(): SigningKey {
-  const seed = Buffer.alloc(sodium.crypto_sign_SEEDBYTES);
-  sodium.randombytes_buf(seed);
+  const seed = sodium.randomBytes(SIGN_SEED_BYTES);
   const key = fromSeed(seed);
-  sodium.sodium_memzero(seed);
+  sodium.memzero(seed);
   return key;
 }
 
 /** A fresh random X25519 key pair. */
 export function generateBoxKeyPair(): BoxKeyPair {
-  const publicKey = Buffer.alloc(sodium.crypto_box_PUBLICKEYBYTES);
-  const secretKey = sodium.sodium_malloc(sodium.crypto_box_SECRETKEYBYTES) as Buffer;
-  sodium.crypto_box_keypair(publicKey, secretKey);
-  return { secretKey, publicKey };
+  const secretKey = sodium.secretBuffer(BOX_SECRET_KEY_BYTES);
+  const random = sodium.randomBytes(BOX_SECRET_KEY_BYTES);
+  random.copy(secretKey);
+  sodium.memzero(random);
+  return { secretKey, publicKey: sodium.x25519Base(secretKey) };
 }
 
 /** The 32-byte seed of a signing key (what PEM PKCS#8 and `seed_base64` hold). */
 export function seedOf(key: SigningKey): Buffer {
-  return Buffer.from(key.secretKey.subarray(0, sodium.crypto_sign_SEEDBYTES));
+  return Buffer.from(key.secretKey.subarray(0, SIGN_SEED_BYTES));
 }
 
 /** PEM encodings of an Ed25519 key pair (PKCS#8 private, SPKI public). */
@@ -182,16 +178,14 @@ export function signingKeyToPem(key: SigningKey): { privateKeyPem: string; publi
 
 /** Ed25519 signature of `message`. */
 export function sign(message: Uint8Array | string, key: SigningKey): Buffer {
-  const signature = Buffer.alloc(sodium.crypto_sign_BYTES);
-  sodium.crypto_sign_detached(signature, toBuffer(message), key.secretKey);
-  return signature;
+  return sodium.signDetached(toBuffer(message), key.secretKey);
 }
 
 /** True when `signature` is a valid Ed25519 signature of `message` under `publicKey`. */
 export function verify(message: Uint8Array | string, signature: Uint8Array, publicKey: Uint8Array): boolean {
-  if (signature.length !== sodium.crypto_sign_BYTES) return false;
-  if (publicKey.length !== sodium.crypto_sign_PUBLICKEYBYTES) return false;
-  return sodium.crypto_sign_verify_detached(asBuffer(signature), toBuffer(message), asBuffer(publicKey));
+  if (signature.length !== SIGN_BYTES) return false;
+  if (publicKey.length !== SIGN_PUBLIC_KEY_BYTES) return false;
+  return sodium.verifyDetached(asBuffer(signature), toBuffer(message), asBuffer(publicKey));
 }
 
 /** A Buffer view of the bytes, without copying. */

@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { httpUrl } from './http/url.js';
@@ -139,6 +140,7 @@ const envSchema = z.object({
   PAYGATE_SHUTDOWN_DRAIN: durationOrZero.default(5_000),
   PAYGATE_SHUTDOWN_TIMEOUT: duration.default(30_000),
   PAYGATE_MASTER_KEY: z.base64().optional(),
+  PAYGATE_MASTER_KEY_FILE: z.string().optional(),
   PAYGATE_ADMIN_TOKEN: z.string().min(24).optional(),
   PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
@@ -157,6 +159,31 @@ const envSchema = z.object({
 export class ConfigError extends Error {}
 
 /**
+ * The master key from `PAYGATE_MASTER_KEY_FILE`: base64 of 32 bytes in a file that only its owner
+ * can read (like ssh's private keys, a key file that group or others can read is refused).
+ */
+function readMasterKeyFile(path: string, cwd: string): string {
+  const file = isAbsolute(path) ? path : resolve(cwd, path);
+  const refuse = (problem: string) =>
+    new ConfigError(`invalid configuration: PAYGATE_MASTER_KEY_FILE ${file} ${problem}`);
+  let mode: number;
+  let text: string;
+  try {
+    mode = statSync(file).mode & 0o777;
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw refuse(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if ((mode & 0o077) !== 0) {
+    throw refuse(`is readable by others (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 ${file}`);
+  }
+  if (!z.base64().safeParse(text).success || Buffer.from(text, 'base64').length !== 32) {
+    throw refuse('must hold the base64 of 32 bytes (openssl rand -base64 32)');
+  }
+  return text;
+}
+
+/**
  * Parses configuration from environment variables (the names in decisions.md), with `overrides`
  * taking precedence. Relative paths resolve against `cwd`.
  */
@@ -172,8 +199,15 @@ export function parseConfig(
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
-  if (e.PAYGATE_ENV === 'production' && e.PAYGATE_MASTER_KEY === undefined && overrides.masterKey === undefined) {
-    throw new ConfigError('invalid configuration: PAYGATE_MASTER_KEY is required in production');
+  if (e.PAYGATE_MASTER_KEY !== undefined && e.PAYGATE_MASTER_KEY_FILE !== undefined) {
+    throw new ConfigError('invalid configuration: set PAYGATE_MASTER_KEY or PAYGATE_MASTER_KEY_FILE, not both');
+  }
+  const masterKey =
+    e.PAYGATE_MASTER_KEY_FILE === undefined ? e.PAYGATE_MASTER_KEY : readMasterKeyFile(e.PAYGATE_MASTER_KEY_FILE, cwd);
+  if (e.PAYGATE_ENV === 'production' && masterKey === undefined && overrides.masterKey === undefined) {
+    throw new ConfigError(
+      'invalid configuration: PAYGATE_MASTER_KEY is required in production: set PAYGATE_MASTER_KEY_FILE to a file holding it (mode 0600), or PAYGATE_MASTER_KEY',
+    );
   }
   let channels: readonly ChannelSettings[] = [];
   if (e.PAYGATE_CHANNELS !== undefined && overrides.channels === undefined) {
@@ -199,7 +233,7 @@ export function parseConfig(
     schemaWaitMs: e.PAYGATE_SCHEMA_WAIT,
     shutdownDrainMs: e.PAYGATE_SHUTDOWN_DRAIN,
     shutdownTimeoutMs: e.PAYGATE_SHUTDOWN_TIMEOUT,
-    masterKey: e.PAYGATE_MASTER_KEY,
+    masterKey,
     adminToken: e.PAYGATE_ADMIN_TOKEN,
     webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',

@@ -78,8 +78,26 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * A field error's message as a plain sentence that names the field: `amount must be a decimal
+ * string…`, `webhookUrl is not an absolute URL`, `payee.name is required`. A message that already
+ * names a field (it starts with one, or says `give …`/`only …`) is kept.
+ */
+export function fieldSentence(field: string, message: string): string {
+  if (message.startsWith(field) || /^(give|only|currency codes) /.test(message)) return message;
+  if (message === 'required') return `${field} is required`;
+  if (/^(is|are|must|has|does|may|can) /.test(message)) return `${field} ${message}`;
+  if (/^not /.test(message)) return `${field} is ${message}`;
+  if (/^no /.test(message)) return `${field} is refused: ${message}`;
+  return `${field} must be ${message}`;
+}
+
 export const validationFailed = (fieldErrors: readonly FieldError[]) =>
-  new DomainError('VALIDATION_FAILED', commonErrors.VALIDATION_FAILED.message, fieldErrors);
+  new DomainError(
+    'VALIDATION_FAILED',
+    commonErrors.VALIDATION_FAILED.message,
+    fieldErrors.map((error) => ({ field: error.field, message: fieldSentence(error.field, error.message) })),
+  );
 export const orderNotFound = () => new DomainError('ORDER_NOT_FOUND', commonErrors.ORDER_NOT_FOUND.message);
 export const invalidState = (message: string) => new DomainError('INVALID_STATE', message);
 export const duplicateOrder = () => new DomainError('DUPLICATE_ORDER', commonErrors.DUPLICATE_ORDER.message);

@@ -1,8 +1,10 @@
 import { DirectoryInUseError } from '@paygate/dir-lock';
 import { ConfigError, parseConfig } from './config.js';
 import { SchemaError } from './db/migrate.js';
+import { databaseStartFailure } from './db/start-failure.js';
 import { writeServerInfo } from './local-state.js';
 import { startTracing } from './observability/tracing.js';
+import { nodeEndOfLifeWarning } from './node-support.js';
 import { startPlatform } from './platform.js';
 
 /** `npm start`: parse config once, start, and stop gracefully on SIGINT/SIGTERM. */
@@ -15,6 +17,8 @@ async function main(): Promise<void> {
     { url: platform.url, environment: config.environment, database: config.databaseUrl ? 'postgres' : 'pglite' },
     'paygate listening',
   );
+  const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
+  if (endOfLife) platform.app.log.warn({ node: process.version }, endOfLife);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -35,7 +39,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  const database = databaseStartFailure(error, process.env.DATABASE_URL || undefined);
   const oneLine = error instanceof ConfigError || error instanceof SchemaError || error instanceof DirectoryInUseError;
-  console.error(oneLine ? `paygate: ${error.message}` : error);
+  if (database) console.error(`paygate: ${database}`);
+  else console.error(oneLine ? `paygate: ${error.message}` : error);
   process.exit(1);
 });

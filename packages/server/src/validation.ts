@@ -5,13 +5,104 @@ import { type FieldError, validationFailed } from './errors.js';
 import { httpUrl } from './http/url.js';
 import { refusedHost } from './modules/webhooks/destination.js';
 
-/** Parses `input` with `schema`, or throws VALIDATION_FAILED with one error per bad field. */
+/**
+ * Parses `input` with `schema`, or throws VALIDATION_FAILED with one error per bad field, each a
+ * plain sentence naming the field and what it takes (see `issueErrors`).
+ */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input);
+  const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
-  throw validationFailed(
-    result.error.issues.map((issue): FieldError => ({ field: issue.path.join('.') || 'body', message: issue.message })),
-  );
+  throw validationFailed(result.error.issues.flatMap((issue) => issueErrors(schema, issue)));
+}
+
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+};
+
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return TYPE_NAMES[typeof value] ?? typeof value;
+}
+
+/** The member names of the object schema at `path` under `schema` (through optional and pipes). */
+function membersAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): string[] {
+  let current: z.core.$ZodType | undefined = schema;
+  const unwrap = () => {
+    for (;;) {
+      const def = current?._zod.def as { type?: string; innerType?: z.core.$ZodType; in?: z.core.$ZodType } | undefined;
+      if (def?.type === 'optional' || def?.type === 'nullable' || def?.type === 'default') current = def.innerType;
+      else if (def?.type === 'pipe') current = def.in;
+      else return;
+    }
+  };
+  for (const key of [...path, undefined]) {
+    unwrap();
+    const def = current?._zod.def as {
+      type?: string;
+      shape?: Record<string, z.core.$ZodType>;
+      element?: z.core.$ZodType;
+    };
+    if (key === undefined) return def?.type === 'object' && def.shape ? Object.keys(def.shape) : [];
+    if (def?.type === 'object' && def.shape) current = def.shape[String(key)];
+    else if (def?.type === 'array') current = def.element;
+    else return [];
+  }
+  return [];
+}
+
+/** One zod issue as field errors: unknown members one each, the rest as a sentence. */
+function issueErrors(schema: z.core.$ZodType, issue: z.core.$ZodIssue): FieldError[] {
+  const at = (key?: PropertyKey) => [...issue.path, ...(key === undefined ? [] : [key])].map(String).join('.');
+  const field = at() || 'body';
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const members = membersAt(schema, issue.path);
+      return issue.keys.map((key) => {
+        const near = members.find((member) => member.toLowerCase() === key.toLowerCase());
+        const hint = near
+          ? `; did you mean ${near}?`
+          : members.length > 0
+            ? `; the members are ${members.join(', ')}`
+            : '';
+        return { field: at(key), message: `${at(key)} is not a member of this request${hint}` };
+      });
+    }
+    case 'invalid_type': {
+      const expected = TYPE_NAMES[issue.expected] ?? issue.expected;
+      if (issue.input === undefined) return [{ field, message: `${field} is required: ${expected}` }];
+      return [{ field, message: `${field} must be ${expected}, not ${typeOf(issue.input)}` }];
+    }
+    case 'invalid_value': {
+      const values = issue.values.map(String);
+      const upper = typeof issue.input === 'string' ? issue.input.toUpperCase() : undefined;
+      if (upper !== undefined && upper !== issue.input && values.includes(upper)) {
+        const last = String(issue.path.at(-1) ?? '');
+        return [
+          {
+            field,
+            message:
+              last === 'currency' ? `currency codes are upper case: ${upper}` : `${field} is upper case: ${upper}`,
+          },
+        ];
+      }
+      return [{ field, message: `${field} must be one of ${values.join(', ')}` }];
+    }
+    case 'too_big':
+    case 'too_small': {
+      if (!issue.message.startsWith('Too ')) return [{ field, message: issue.message }];
+      const bound = issue.code === 'too_big' ? `at most ${String(issue.maximum)}` : `at least ${String(issue.minimum)}`;
+      const unit = issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : '';
+      return [{ field, message: `${field} must be ${bound}${unit}` }];
+    }
+    default:
+      return [{ field, message: issue.message.startsWith('Invalid') ? `${field} is not valid here` : issue.message }];
+  }
 }
 
 // The wire's field schemas, shared with the OpenAPI document and the SDK types (@paygate/wire).

@@ -4,7 +4,7 @@
  * - `paygate-psp` (packages/psp-simulator, its sources through tsx: the program `npx paygate-psp`
  *   runs once built) as its own process, with its own data directory and PSP_SECRET;
  * - the platform (`npm start`'s main.ts) as its own process in production mode:
- *   PAYGATE_ENV=production, PAYGATE_MASTER_KEY, PAYGATE_CHANNELS (one psp-sim channel `sim`),
+ *   PAYGATE_ENV=production, PAYGATE_MASTER_KEY_FILE, PAYGATE_CHANNELS (one psp-sim channel `sim`),
  *   a short PAYGATE_CHANNEL_POLL_AFTER, PAYGATE_WEBHOOK_ALLOW_PRIVATE=true so the merchant's
  *   loopback receiver is allowed, and NODE_EXTRA_CA_CERTS trusting that receiver's test
  *   certificate (production webhooks are https only);
@@ -300,6 +300,9 @@ async function startWorld(database: string): Promise<World> {
   );
   const certFile = join(dir, 'receiver-cert.pem');
   writeFileSync(certFile, RECEIVER_CERT);
+  // As docs/channels.md's walkthrough keeps it: a file only its owner can read.
+  const masterKeyFile = join(dir, 'live-master.key');
+  writeFileSync(masterKeyFile, `${MASTER_KEY}\n`, { mode: 0o600 });
   let dropDb: (() => Promise<void>) | undefined;
   const storage: Record<string, string> = {};
   if (database === 'postgres') {
@@ -314,7 +317,7 @@ async function startWorld(database: string): Promise<World> {
     HOST: '127.0.0.1',
     PORT: '0',
     PAYGATE_ENV: 'production',
-    PAYGATE_MASTER_KEY: MASTER_KEY,
+    PAYGATE_MASTER_KEY_FILE: masterKeyFile,
     PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN,
     PAYGATE_WEBHOOK_ALLOW_PRIVATE: 'true',
     PAYGATE_CHANNELS: channels,

@@ -160,6 +160,11 @@ for (const database of databases()) {
       const refused = await post(platform, merchant, '/api/v1/payouts', payoutInput());
       assert.equal(refused.status, 409, JSON.stringify(refused.body));
       assert.equal(refused.body.msg, 'INSUFFICIENT_BALANCE');
+      // It says what was available and what the payout needed.
+      assert.match(
+        String(refused.body.message),
+        /^the available balance is 102\.99 BRL; this payout needs 103\.00 BRL \(amount \d+\.\d\d \+ fee \d+\.\d\d\)$/,
+      );
       assert.equal(await count(platform, 'payouts'), payouts);
       assert.equal(await count(platform, 'ledger_transactions'), transactions);
       assert.equal(await count(platform, 'events'), events);
@@ -167,7 +172,12 @@ for (const database of databases()) {
       // Another currency's money does not count.
       const other = await createMerchant(platform);
       await fund(platform, other, '500.00', 'MXN');
-      assert.equal((await post(platform, other, '/api/v1/payouts', payoutInput())).body.msg, 'INSUFFICIENT_BALANCE');
+      const otherRefused = await post(platform, other, '/api/v1/payouts', payoutInput());
+      assert.equal(otherRefused.body.msg, 'INSUFFICIENT_BALANCE');
+      assert.match(
+        String(otherRefused.body.message),
+        /^the available balance is 0\.00 BRL; this payout needs 103\.00 BRL/,
+      );
       // Exactly enough is enough.
       await fund(platform, merchant, '0.01');
       assert.equal((await post(platform, merchant, '/api/v1/payouts', payoutInput())).status, 200);
@@ -242,7 +252,7 @@ for (const database of databases()) {
       }
       // An empty name is one error, "required", not also a bogus "no control characters".
       const empty = await post(platform, merchant, '/api/v1/payouts', payoutInput({ payee: { ...payee, name: ' ' } }));
-      assert.deepEqual(empty.body.errors, [{ field: 'payee.name', message: 'required' }]);
+      assert.deepEqual(empty.body.errors, [{ field: 'payee.name', message: 'payee.name is required' }]);
       assert.equal(await count(platform, 'payouts'), before);
     });
 

@@ -37,11 +37,16 @@ function nodeTest(
   env: Record<string, string | undefined>,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--test', ...args], {
-      cwd: ROOT,
-      // NODE_TEST_CONTEXT would make the child a subtest reporter of this run instead of a runner.
-      env: { ...process.env, NODE_TEST_CONTEXT: undefined, TEST_DATABASE_URL: undefined, ...env },
-    });
+    // TAP named: since Node 23 the default reporter is spec even when the output is a pipe.
+    const child = spawn(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', '--test', '--test-reporter=tap', ...args],
+      {
+        cwd: ROOT,
+        // NODE_TEST_CONTEXT would make the child a subtest reporter of this run instead of a runner.
+        env: { ...process.env, NODE_TEST_CONTEXT: undefined, TEST_DATABASE_URL: undefined, ...env },
+      },
+    );
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

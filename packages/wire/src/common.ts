@@ -38,7 +38,7 @@ export const attach = z
   .string()
   .max(1024, 'at most 1024 characters')
   // The database cannot store NUL, and no merchant text needs control characters but tab and newline.
-  .refine((text) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text), 'no control characters');
+  .refine((text) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text), 'free of control characters');
 
 /** An event id: `evt_` and a ULID. */
 export const eventId = z.string().regex(/^evt_[0-9A-Z]{26}$/, 'an event id: evt_ and 26 letters or digits');
@@ -87,7 +87,7 @@ export const webhookUrlOutput = z.string().meta({
  */
 export const orderRefOf = (prefix: 'P' | 'W') =>
   z
-    .object({ orderNo: orderNoOf(prefix).optional(), merchantOrderNo: merchantOrderNo.optional() })
+    .strictObject({ orderNo: orderNoOf(prefix).optional(), merchantOrderNo: merchantOrderNo.optional() })
     .refine((ref) => (ref.orderNo === undefined) !== (ref.merchantOrderNo === undefined), {
       message: 'give exactly one of orderNo and merchantOrderNo',
       path: ['orderNo'],
@@ -101,7 +101,7 @@ export type OrderRef =
 /** `attach` and/or `webhookUrl` of an order that is not final, named by an order reference. */
 export const updateOrderOf = (prefix: 'P' | 'W', webhookUrl: WebhookUrlSchema = webhookUrlInput) =>
   z
-    .object({
+    .strictObject({
       orderNo: orderNoOf(prefix).optional(),
       merchantOrderNo: merchantOrderNo.optional(),
       attach: attach.optional(),

@@ -111,20 +111,23 @@ export const createPaymentRequest = (
   returnUrl: WebhookUrlSchema = returnUrlInput,
 ) =>
   z
-    .object({
+    .strictObject({
       merchantOrderNo: merchantOrderNo.meta({ description: 'Creates deduplicate on this alone' }),
       currency: Currency,
       amount: decimal(
         "Positive, no sign or exponent, at most the currency's minor digits (2 for all sandbox currencies)",
       ),
-      paymentMethod: z.object({
+      paymentMethod: z.strictObject({
         code: z.string().meta({ description: 'BRL: PIX, BOLETO; MXN: SPEI; USD: CARD; EUR: SEPA' }),
       }),
       webhookUrl,
       attach: attach.optional(),
       returnUrl: returnUrl.optional(),
     })
-    .meta({ description: 'Unknown members are ignored (payer details in particular are never taken from here).' });
+    .meta({
+      description:
+        'Unknown members are refused: 400 VALIDATION_FAILED names each (payer details in particular are never taken from here).',
+    });
 export const CreatePaymentRequest = component('CreatePaymentRequest', createPaymentRequest());
 export type CreatePaymentRequest = z.input<typeof CreatePaymentRequest>;
 
@@ -138,13 +141,13 @@ export const UpdatePaymentRequest = component('UpdatePaymentRequest', updatePaym
 /** `POST /api/v1/sandbox/payments/simulate` (and the cashier page): what the channel reports. */
 export const SimulatePaymentRequest = component(
   'SimulatePaymentRequest',
-  z.object({
+  z.strictObject({
     orderNo: orderNoOf('P'),
     status: z.enum(PAYMENT_CHANNEL_STATUSES),
     paidAmount: decimal('SUCCEEDED only; defaults to amount').optional(),
     channelTradeNo: channelReference.optional(),
     payer: z
-      .object({
+      .strictObject({
         name: z.string().min(1).max(200).optional(),
         // A string, so leading zeros survive; no document type is inferred.
         documentNumber: z

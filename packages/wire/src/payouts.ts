@@ -30,13 +30,13 @@ export const PAYOUT_CHANNEL_STATUSES = ['PROCESSING', 'SUCCEEDED', 'FAILED'] as 
 export const Payee = component(
   'Payee',
   z
-    .object({
+    .strictObject({
       name: z
         .string()
         .trim()
         .min(1, 'required')
         .max(200, 'at most 200 characters')
-        .regex(/^\P{Cc}*$/u, 'no control characters'),
+        .regex(/^\P{Cc}*$/u, 'free of control characters'),
       accountNumber: z
         .string()
         .regex(/^[A-Za-z0-9@.+_-]{1,140}$/, 'up to 140 letters, digits or @.+_-')
@@ -114,7 +114,7 @@ export type PayoutReceipt = z.output<typeof PayoutReceipt>;
 
 /** `POST /api/v1/payouts`, with the server's webhookUrl rule in place of the shape. */
 export const createPayoutRequest = (webhookUrl: WebhookUrlSchema = webhookUrlInput) =>
-  z.object({
+  z.strictObject({
     merchantOrderNo: merchantOrderNo.meta({ description: 'Creates deduplicate on this alone' }),
     currency: Currency,
     amount: decimal("Positive, no sign or exponent, at most the currency's minor digits"),
@@ -135,7 +135,7 @@ export const UpdatePayoutRequest = component('UpdatePayoutRequest', updatePayout
 /** `POST /api/v1/sandbox/payouts/simulate`: what the channel reports. */
 export const SimulatePayoutRequest = component(
   'SimulatePayoutRequest',
-  z.object({
+  z.strictObject({
     orderNo: orderNoOf('W'),
     status: z.enum(PAYOUT_CHANNEL_STATUSES),
     channelTradeNo: channelReference.optional(),
@@ -146,6 +146,6 @@ export type SimulatePayoutRequest = z.input<typeof SimulatePayoutRequest>;
 /** `POST /api/v1/sandbox/payouts/return`: the channel returns a SUCCEEDED payout. */
 export const ReturnPayoutRequest = component(
   'ReturnPayoutRequest',
-  z.object({ orderNo: orderNoOf('W'), refundNo: channelReference.optional() }),
+  z.strictObject({ orderNo: orderNoOf('W'), refundNo: channelReference.optional() }),
 );
 export type ReturnPayoutRequest = z.input<typeof ReturnPayoutRequest>;

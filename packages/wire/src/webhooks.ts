@@ -132,7 +132,7 @@ export const WebhookEvent = component(
 export type WebhookEvent = z.output<typeof WebhookEvent>;
 
 /** `POST /api/v1/events/resend`. */
-export const ResendEventRequest = component('ResendEventRequest', z.object({ eventId }));
+export const ResendEventRequest = component('ResendEventRequest', z.strictObject({ eventId }));
 export type ResendEventRequest = z.input<typeof ResendEventRequest>;
 
 /** `GET /.well-known/paygate/webhook-keys` (not wrapped in msg/data). */

@@ -34,7 +34,7 @@ export function openApiDocument(): Record<string, unknown> {
       title: 'Paygate merchant API',
       version: '1.0.0',
       description:
-        'Every request is signed (RFC 9421, Ed25519, label merchant) and every POST body is a libsodium sealed box inside the four-field envelope, with an RFC 9530 Content-Digest: see **Signing requests** below. Responses are `{"msg":"SUCCESS","data":…}` or `{"msg":"<CODE>",…}`; every response carries a Request-Id header.\n\n' +
+        'Every request is signed (RFC 9421, Ed25519, label merchant) and every POST body is a libsodium sealed box inside the four-field envelope, with an RFC 9530 Content-Digest: see **Signing requests** below. Responses are `{"msg":"SUCCESS","data":…}` or `{"msg":"<CODE>",…}`; every response carries a Request-Id header. Business JSON is read strictly: a member an operation does not define (a misspelt `returnURL`, say) is refused with 400 VALIDATION_FAILED and one error naming each such member, and every field error is a sentence naming the field and what it takes.\n\n' +
         SIGNING_RECIPE,
     },
     servers: [{ url: 'http://127.0.0.1:8080', description: 'Local sandbox (npm start)' }],

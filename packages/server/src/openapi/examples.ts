@@ -5,6 +5,7 @@
  * each sealed envelope to its plaintext, and replays each VALIDATION_FAILED example against a
  * running platform, expecting exactly the answer shown.
  */
+import { fieldSentence } from '../errors.js';
 import { WORKED_EXAMPLE } from './signing.js';
 
 /** One named example: a short summary and the JSON value. */
@@ -40,10 +41,11 @@ const CASHIER_URL = `http://127.0.0.1:8080/cashier/${PAYMENT_NO}`;
 const EVENT_ID = 'evt_01KDX3Q8ZJ6W4V1H9T2M5N7P0R';
 const REFUND_EVENT_ID = 'evt_01KDX7B2C4D6E8F0G1H3J5K7M9';
 
+// Field errors as the platform words them (validationFailed: a sentence naming the field).
 const invalid = (errors: { field: string; message: string }[]) => ({
   msg: 'VALIDATION_FAILED',
   message: 'the request is not valid',
-  errors,
+  errors: errors.map(({ field, message }) => ({ field, message: fieldSentence(field, message) })),
 });
 const ok = (data: unknown) => ({ msg: 'SUCCESS', data });
 const ORDER_NOT_FOUND = { msg: 'ORDER_NOT_FOUND', message: 'no such order' };
@@ -285,7 +287,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
           value: invalid([
             {
               field: 'status',
-              message: 'Invalid option: expected one of "PROCESSING"|"SUCCEEDED"|"FAILED"|"EXPIRED"',
+              message: 'status must be one of PROCESSING, SUCCEEDED, FAILED, EXPIRED',
             },
           ]),
         },
@@ -305,9 +307,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       '400': {
         validationFailed: {
           summary: 'A payee without an account number',
-          value: invalid([
-            { field: 'payee.accountNumber', message: 'Invalid input: expected string, received undefined' },
-          ]),
+          value: invalid([{ field: 'payee.accountNumber', message: 'payee.accountNumber is required: a string' }]),
         },
       },
       '409': {
@@ -315,7 +315,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
           summary: 'Available does not cover amount + fee; nothing was written',
           value: {
             msg: 'INSUFFICIENT_BALANCE',
-            message: 'the available balance does not cover the amount and the fee',
+            message: 'the available balance is 50.00 BRL; this payout needs 102.00 BRL (amount 100.00 + fee 2.00)',
           },
         },
       },
@@ -451,7 +451,7 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
           value: invalid([
             {
               field: 'status',
-              message: 'Invalid option: expected one of "PROCESSING"|"SUCCEEDED"|"FAILED"',
+              message: 'status must be one of PROCESSING, SUCCEEDED, FAILED',
             },
           ]),
         },

@@ -72,8 +72,24 @@ export function isInsufficientBalance(error: unknown): boolean {
   );
 }
 
-export const insufficientBalance = () =>
-  new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);
+/** What a refused payout asked for, against what was available, for the answer's message. */
+export interface BalanceShortfall {
+  readonly currency: string;
+  readonly available: bigint;
+  readonly amount: bigint;
+  readonly fee: bigint;
+}
+
+export const insufficientBalance = (shortfall?: BalanceShortfall) => {
+  if (!shortfall) return new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);
+  const scale = scaleOf(shortfall.currency);
+  const money = (minor: bigint) => formatAmount(minor, scale);
+  return new DomainError(
+    'INSUFFICIENT_BALANCE',
+    `the available balance is ${money(shortfall.available)} ${shortfall.currency}; this payout needs ` +
+      `${money(shortfall.amount + shortfall.fee)} ${shortfall.currency} (amount ${money(shortfall.amount)} + fee ${money(shortfall.fee)})`,
+  );
+};
 
 /** One ledger entry on a merchant account, as the API and the portal show it (the wire schema `LedgerEntry`). */
 export type EntryView = LedgerEntry;

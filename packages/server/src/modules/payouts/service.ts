@@ -240,7 +240,11 @@ export class Payouts {
       });
     } catch (error) {
       // The CHECK on the available balance refused the reserve; the rollback took the order with it.
-      if (isInsufficientBalance(error)) throw insufficientBalance();
+      if (isInsufficientBalance(error)) {
+        // Read after the rollback, for the answer only: the CHECK decided, not this figure.
+        const available = (await this.ledger.balances(merchantId)).get(order.currency)?.available ?? 0n;
+        throw insufficientBalance({ currency: order.currency, available, amount: order.amountMinor, fee });
+      }
       throw withoutPayee(error);
     }
   }
