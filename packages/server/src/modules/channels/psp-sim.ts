@@ -7,10 +7,10 @@ import {
   ChannelUnavailable,
   type ChannelUpdate,
   type Connector,
+  type ConnectorContext,
   type NotificationCheck,
   type PayerAction,
 } from './connector.js';
-import type { ConnectorContext } from './registry.js';
 import type { ChannelSettings } from './settings.js';
 
 type PspSimSettings = Extract<ChannelSettings, { kind: 'psp-sim' }>;

@@ -8,3 +8,9 @@ export const ledgerErrors = declareErrors({
     kind: 'business',
   },
 });
+
+declare module '../../errors.js' {
+  interface ErrorDeclarations {
+    ledger: typeof ledgerErrors;
+  }
+}

@@ -8,8 +8,6 @@ import { afterCommit } from '../../observability/traced-db.js';
 import { keysetPage } from '../../db/paging.js';
 import { CURRENCIES, scaleOf } from '../catalog/catalog.js';
 import { countLedgerPosting } from '../metrics/metrics.js';
-import type { PaymentRow } from '../payments/service.js';
-import type { PayoutRow } from '../payouts/service.js';
 import { paymentFee } from '../rates/fees.js';
 
 /** Merchant accounts: money the merchant may spend, and money held for its open payouts. */
@@ -100,8 +98,30 @@ interface AccountRow {
   balance: bigint;
 }
 
+/**
+ * What the ledger needs of a payment to post or price it: the fields of its row that name the
+ * order, the merchant, the money and the method (the payments module passes its row as is).
+ */
+export interface PaymentPosting {
+  readonly order_no: string;
+  readonly merchant_id: bigint;
+  readonly currency: string;
+  readonly method: string;
+  readonly amount_minor: bigint;
+  readonly paid_amount_minor: bigint | null;
+}
+
+/** What the ledger needs of a payout to post its steps (the payouts module passes its row as is). */
+export interface PayoutPosting {
+  readonly order_no: string;
+  readonly merchant_id: bigint;
+  readonly currency: string;
+  readonly amount_minor: bigint;
+  readonly fee_minor: bigint;
+}
+
 /** The merchant accounts a payout moves money between. */
-const payoutAccounts = (payout: PayoutRow) => ({
+const payoutAccounts = (payout: PayoutPosting) => ({
   available: merchantAccount(payout.merchant_id, 'available'),
   reserved: merchantAccount(payout.merchant_id, 'reserved'),
 });
@@ -194,7 +214,7 @@ export class Ledger {
    * A payment became SUCCEEDED: the channel owes us what the payer paid; the merchant gets it less
    * the method's fee, which the platform earns. Runs in the payment's transaction (PaymentHooks).
    */
-  async creditPayment(tx: Queryable, payment: PaymentRow): Promise<PostResult> {
+  async creditPayment(tx: Queryable, payment: PaymentPosting): Promise<PostResult> {
     const paid = payment.paid_amount_minor ?? payment.amount_minor;
     const fee = paymentFee(this.config.fees, payment.currency, payment.method, paid);
     return this.post(tx, {
@@ -211,14 +231,14 @@ export class Ledger {
   }
 
   /** A payout was created: amount + fee move from the merchant's available balance to reserved. */
-  reservePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+  reservePayout(tx: Queryable, payout: PayoutPosting, at: Date): Promise<PostResult> {
     const total = payout.amount_minor + payout.fee_minor;
     const { available, reserved } = payoutAccounts(payout);
     return this.postPayout(tx, payout, 'reserve', [debit(available, total), credit(reserved, total)], at);
   }
 
   /** A payout SUCCEEDED: its reserve goes out, the amount to the channel and the fee to the platform. */
-  settlePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+  settlePayout(tx: Queryable, payout: PayoutPosting, at: Date): Promise<PostResult> {
     const legs = [
       debit(payoutAccounts(payout).reserved, payout.amount_minor + payout.fee_minor),
       credit(platformAccount('channel_clearing'), payout.amount_minor),
@@ -228,7 +248,7 @@ export class Ledger {
   }
 
   /** A payout FAILED: its reserve goes back to the merchant's available balance. */
-  releasePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+  releasePayout(tx: Queryable, payout: PayoutPosting, at: Date): Promise<PostResult> {
     const total = payout.amount_minor + payout.fee_minor;
     const { available, reserved } = payoutAccounts(payout);
     return this.postPayout(tx, payout, 'release', [debit(reserved, total), credit(available, total)], at);
@@ -237,7 +257,7 @@ export class Ledger {
   /** One step of a payout's life, posted once under `payout:<orderNo>:<step>`. */
   private postPayout(
     tx: Queryable,
-    payout: PayoutRow,
+    payout: PayoutPosting,
     step: 'reserve' | 'settle' | 'release',
     legs: readonly Leg[],
     at: Date,
@@ -256,7 +276,7 @@ export class Ledger {
    * The channel returned a SUCCEEDED payout: the merchant gets the full principal back (not the
    * fee: the platform did the work). Once per order and once per refundNo of the merchant.
    */
-  refundPayout(tx: Queryable, payout: PayoutRow, refundNo: string, at: Date): Promise<PostResult> {
+  refundPayout(tx: Queryable, payout: PayoutPosting, refundNo: string, at: Date): Promise<PostResult> {
     return this.post(
       tx,
       {
@@ -278,7 +298,7 @@ export class Ledger {
    * A payment's fee and what the merchant nets: as booked when it SUCCEEDED (`booked`), otherwise
    * what the rate table would charge on its amount if it were paid in full.
    */
-  async paymentCharges(payment: PaymentRow): Promise<{ fee: string; net: string; booked: boolean }> {
+  async paymentCharges(payment: PaymentPosting): Promise<{ fee: string; net: string; booked: boolean }> {
     const scale = scaleOf(payment.currency);
     const legs = await this.db.query<{ kind: AccountKind; amount: bigint }>(
       `SELECT a.kind, e.amount FROM ledger_transactions t

@@ -23,14 +23,8 @@ import {
   statusTotals,
 } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
-import {
-  channelUnavailable,
-  duplicateOrder,
-  type FieldError,
-  invalidState,
-  orderNotFound,
-  validationFailed,
-} from '../../errors.js';
+import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
+import { channelUnavailable } from '../channels/errors.js';
 import { withQuery } from '../../http/url.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { type OrderRef, parseInput, returnUrl, webhookUrl } from '../../validation.js';

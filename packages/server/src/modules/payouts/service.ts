@@ -25,7 +25,6 @@ import {
 } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
 import {
-  channelUnavailable,
   DomainError,
   duplicateOrder,
   type FieldError,
@@ -33,6 +32,7 @@ import {
   orderNotFound,
   validationFailed,
 } from '../../errors.js';
+import { channelUnavailable } from '../channels/errors.js';
 import { ulid } from '../../ids.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
