@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CURRENCIES, scaleOf } from '../catalog/catalog.js';
+import { CURRENCIES, scaleOf } from './catalog.js';
 
 /** One fee: a percentage of the amount (basis points) plus a fixed part (minor units). */
 export interface Fee {

@@ -12,7 +12,7 @@ import { PlatformKeys } from './modules/platform-keys/service.js';
 import { PortalAccounts } from './modules/portal/service.js';
 import { Rates } from './modules/rates/service.js';
 import { RejectedRequests } from './modules/rejected-requests/service.js';
-import { Metrics } from './modules/metrics/metrics.js';
+import { Metrics } from './observability/metrics.js';
 import { type WebhookOptions, Webhooks } from './modules/webhooks/service.js';
 
 /** Everything the HTTP layer, the workers and the operator API share, built once per process. */

@@ -175,7 +175,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   if (group === 'migrate') {
     // Migrations as their own deployment step: instances started with PAYGATE_AUTO_MIGRATE=false
     // wait for it, and refuse a schema newer than they know.
-    const { runMigrate } = await import('../db/migrate-command.js');
+    const { runMigrate } = await import('./migrate.js');
     return runMigrate(env, (line) => process.stdout.write(`${line}\n`), json);
   }
   if (group === 'reconcile') {

@@ -1,6 +1,6 @@
 import { parseConfig } from '../config.js';
-import { openDatabase } from './db.js';
-import { migrate, schemaStatus } from './migrate.js';
+import { openDatabase } from '../db/db.js';
+import { migrate, schemaStatus } from '../db/migrate.js';
 
 /**
  * `npx paygate migrate`: applies the migrations this build has and exits. On PostgreSQL it runs

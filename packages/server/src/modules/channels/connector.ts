@@ -6,7 +6,7 @@
  * orders through the same service methods the sandbox helpers use.
  */
 import type { PayerAction } from '@paygate/wire';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../../observability/metrics.js';
 
 /** The statuses a channel can report, in the platform's names. */
 export type ChannelStatus = 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'REFUNDED';

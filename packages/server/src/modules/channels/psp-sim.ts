@@ -11,7 +11,7 @@ import {
   type NotificationCheck,
   type PayerAction,
 } from './connector.js';
-import type { ChannelSettings } from './settings.js';
+import type { ChannelSettings } from '../../channel-settings.js';
 
 type PspSimSettings = Extract<ChannelSettings, { kind: 'psp-sim' }>;
 

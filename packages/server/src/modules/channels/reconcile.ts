@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import { formatAmount, parseAmount } from '../../money.js';
-import { scaleOf } from '../catalog/catalog.js';
+import { scaleOf } from '../../catalog.js';
 import { paymentBook } from '../payments/service.js';
 import { payoutBook } from '../payouts/service.js';
 

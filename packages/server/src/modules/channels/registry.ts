@@ -2,7 +2,7 @@ import type { Config } from '../../config.js';
 import type { Connector, ConnectorContext } from './connector.js';
 import { pspSimConnector } from './psp-sim.js';
 import { sandboxConnector } from './sandbox.js';
-import type { ChannelSettings } from './settings.js';
+import type { ChannelSettings } from '../../channel-settings.js';
 
 /** The built-in channel's name; orders it serves carry `channel` NULL. */
 export const SANDBOX_CHANNEL = 'sandbox';

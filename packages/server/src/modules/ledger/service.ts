@@ -6,9 +6,9 @@ import { ledgerErrors } from './errors.js';
 import { formatAmount } from '../../money.js';
 import { afterCommit } from '../../observability/traced-db.js';
 import { keysetPage } from '../../db/paging.js';
-import { CURRENCIES, scaleOf } from '../catalog/catalog.js';
-import { countLedgerPosting } from '../metrics/metrics.js';
-import { paymentFee } from '../rates/fees.js';
+import { CURRENCIES, scaleOf } from '../../catalog.js';
+import { countLedgerPosting } from '../../observability/metrics.js';
+import { paymentFee } from '../../fees.js';
 
 /** Merchant accounts: money the merchant may spend, and money held for its open payouts. */
 export const MERCHANT_ACCOUNT_KINDS = ['available', 'reserved'] as const;

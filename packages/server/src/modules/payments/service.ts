@@ -28,7 +28,7 @@ import { channelUnavailable } from '../channels/errors.js';
 import { withQuery } from '../../http/url.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { type OrderRef, parseInput, returnUrl, webhookUrl } from '../../validation.js';
-import { currencyInfo, scaleOf } from '../catalog/catalog.js';
+import { currencyInfo, scaleOf } from '../../catalog.js';
 import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';

@@ -36,7 +36,7 @@ import { channelUnavailable } from '../channels/errors.js';
 import { ulid } from '../../ids.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
-import { currencyInfo, scaleOf } from '../catalog/catalog.js';
+import { currencyInfo, scaleOf } from '../../catalog.js';
 import { ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';
@@ -44,7 +44,7 @@ import { insufficientBalance, isInsufficientBalance, type Ledger } from '../ledg
 import { PAYOUT_STATES } from '../orders/states.js';
 import { type Decide, orderEvent, stay, transition } from '../orders/transition.js';
 import { type BookDay, type BookRow, notTheChannel } from '../payments/service.js';
-import { payoutFee } from '../rates/fees.js';
+import { payoutFee } from '../../fees.js';
 
 export { PAYOUT_STATUSES, type PayoutStatus };
 

@@ -23,7 +23,7 @@ import {
   type Resolver,
   resolveDestination,
   systemResolver,
-} from './destination.js';
+} from '../../http/ssrf.js';
 import { type SendResult, send } from './sender.js';
 import { SettleBatcher, type SettleSlot, storable } from './settle.js';
 
