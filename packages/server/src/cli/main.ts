@@ -179,7 +179,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     return runMigrate(env, (line) => process.stdout.write(`${line}\n`), json);
   }
   if (group === 'reconcile') {
-    const { runReconcile } = await import('../modules/channels/reconcile.js');
+    const { runReconcile } = await import('./reconcile.js');
     const clean = await runReconcile(
       env,
       { channel: required(values, 'channel'), file: required(values, 'file'), date: values.date, json },

@@ -1,6 +1,5 @@
-import { parseConfig } from '../config.js';
-import { openDatabase } from '../db/db.js';
 import { migrate, schemaStatus } from '../db/migrate.js';
+import { openCommandDatabase } from './database.js';
 
 /**
  * `npx paygate migrate`: applies the migrations this build has and exits. On PostgreSQL it runs
@@ -8,13 +7,7 @@ import { migrate, schemaStatus } from '../db/migrate.js';
  * database the server must be stopped, since PGlite belongs to one process.
  */
 export async function runMigrate(env: NodeJS.ProcessEnv, print: (line: string) => void, json: boolean): Promise<void> {
-  const config = parseConfig(env);
-  const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: 1,
-    connectTimeoutMs: config.databaseConnectTimeoutMs,
-  });
+  const db = await openCommandDatabase(env);
   try {
     const applied = await migrate(db);
     const { pending } = await schemaStatus(db);
