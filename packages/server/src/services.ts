@@ -13,7 +13,8 @@ import { PortalAccounts } from './modules/portal/service.js';
 import { Rates } from './modules/rates/service.js';
 import { RejectedRequests } from './modules/rejected-requests/service.js';
 import { Metrics } from './observability/metrics.js';
-import { type WebhookOptions, Webhooks } from './modules/webhooks/service.js';
+import type { WebhookOptions } from './modules/webhooks/delivery.js';
+import { Webhooks } from './modules/webhooks/service.js';
 
 /** Everything the HTTP layer, the workers and the operator API share, built once per process. */
 export interface Services {
