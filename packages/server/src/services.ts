@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import { loadMasterKey, secretSealer } from './crypto/master-key.js';
 import type { Db } from './db/db.js';
-import { Nonces } from './modules/auth/nonces.js';
+import { Nonces } from './modules/auth/service.js';
 import { Balances } from './modules/balances/service.js';
 import { type ChannelRegistry, channelRegistry } from './modules/channels/registry.js';
 import { Ledger } from './modules/ledger/service.js';

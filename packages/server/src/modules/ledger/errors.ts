@@ -1,4 +1,4 @@
-import { declareErrors } from '../../errors.js';
+import { declareErrors, DomainError } from '../../errors.js';
 
 /** The ledger module's failures. */
 export const ledgerErrors = declareErrors({
@@ -14,3 +14,7 @@ declare module '../../errors.js' {
     ledger: typeof ledgerErrors;
   }
 }
+
+/** The merchant's available balance does not cover a payout and its fee. */
+export const insufficientBalance = () =>
+  new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);

@@ -1,8 +1,7 @@
 import type { Currency, LedgerEntry } from '@paygate/wire';
 import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState } from '../../db/db.js';
-import { DomainError, validationFailed } from '../../errors.js';
-import { ledgerErrors } from './errors.js';
+import { validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
 import { afterCommit } from '../../observability/traced-db.js';
 import { keysetPage } from '../../db/paging.js';
@@ -69,9 +68,6 @@ export function isInsufficientBalance(error: unknown): boolean {
     (error as { constraint?: unknown }).constraint === NONNEGATIVE_CONSTRAINT
   );
 }
-
-export const insufficientBalance = () =>
-  new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);
 
 /** One ledger entry on a merchant account, as the API and the portal show it (the wire schema `LedgerEntry`). */
 export type EntryView = LedgerEntry;
