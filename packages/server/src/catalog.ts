@@ -1,6 +1,7 @@
 /**
- * Currencies and payment methods the platform accepts, with their ISO 4217 minor digits. The
- * sandbox channel serves all of them.
+ * Currencies and payment methods the platform accepts, with their ISO 4217 minor digits: the one
+ * list of which method is paid in which currency. The sandbox channel serves all of them; the fee
+ * table (fees.ts) prices exactly these, which the compiler checks.
  */
 import type { Currency, PaymentMethodCode } from '@paygate/wire';
 
@@ -12,15 +13,23 @@ export interface CurrencyInfo {
   readonly methods: readonly string[];
 }
 
+/** Every wire currency, with its scale and its methods, in the order the rate table lists them. */
+const CATALOG = {
+  BRL: { scale: 2, methods: ['PIX', 'BOLETO'] },
+  MXN: { scale: 2, methods: ['SPEI'] },
+  USD: { scale: 2, methods: ['CARD'] },
+  EUR: { scale: 2, methods: ['SEPA'] },
+} as const satisfies Record<Currency, { scale: number; methods: readonly PaymentMethodCode[] }>;
+
+/** The methods the catalogue accepts in currency `C`. */
+export type MethodOf<C extends Currency> = (typeof CATALOG)[C]['methods'][number];
+
+/** Every wire payment method is accepted in some currency: this fails to compile otherwise. */
+const everyMethodCatalogued: [PaymentMethodCode] extends [MethodOf<Currency>] ? true : never = true;
+void everyMethodCatalogued;
+
 export const CURRENCIES: ReadonlyMap<string, CurrencyInfo> = new Map(
-  (
-    [
-      { code: 'BRL', scale: 2, methods: ['PIX', 'BOLETO'] },
-      { code: 'MXN', scale: 2, methods: ['SPEI'] },
-      { code: 'USD', scale: 2, methods: ['CARD'] },
-      { code: 'EUR', scale: 2, methods: ['SEPA'] },
-    ] satisfies (CurrencyInfo & { methods: PaymentMethodCode[] })[]
-  ).map((c) => [c.code, c]),
+  (Object.keys(CATALOG) as Currency[]).map((code) => [code, { code, ...CATALOG[code] }]),
 );
 
 /** The currency's info, or `undefined` when the platform does not accept it. */
