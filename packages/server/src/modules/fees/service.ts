@@ -14,7 +14,7 @@ const feeView = (fee: Fee, scale: number): FeeView => ({
 });
 
 /** The sandbox rate table (the configured fee schedule), filtered by currency and method. */
-export class Rates {
+export class Fees {
   constructor(private readonly config: Pick<Config, 'fees'>) {}
 
   table(filters: { currency?: string | undefined; method?: string | undefined } = {}): CurrencyRates[] {
