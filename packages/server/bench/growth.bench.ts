@@ -8,7 +8,7 @@
 // vacuums the nonce table itself, as autovacuum would).
 import { MAX_SIGNATURE_LIFETIME_SECONDS } from '@paygate/protocol';
 import { openDatabase } from '../src/db/db.js';
-import { KEEP_AFTER_EXPIRY_MS } from '../src/modules/auth/nonces.js';
+import { KEEP_AFTER_EXPIRY_MS } from '../src/modules/auth/service.js';
 import { SWEEP_INTERVAL_MS } from '../src/worker/sweeper.js';
 import {
   backendsOf,

@@ -16,7 +16,7 @@ import { paymentRoutes } from './modules/payments/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
 import { portalApiRoutes } from './modules/portal/routes.js';
 import { portalStaticRoutes } from './modules/portal/static.js';
-import { rateRoutes } from './modules/rates/routes.js';
+import { feeRoutes } from './modules/fees/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
 import { eventRoutes } from './modules/webhooks/routes.js';
 import { metricsRoutes } from './modules/metrics/routes.js';
@@ -123,7 +123,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         paymentRoutes(scope, services);
         payoutRoutes(scope, services);
         balanceRoutes(scope, services);
-        rateRoutes(scope, services);
+        feeRoutes(scope, services);
         ledgerRoutes(scope, services);
         eventRoutes(scope, services);
         if (services.config.environment === 'sandbox') sandboxRoutes(scope, services);

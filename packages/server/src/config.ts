@@ -2,8 +2,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { httpUrl } from './http/url.js';
-import { type ChannelSettings, loadChannelsFile } from './modules/channels/settings.js';
-import { DEFAULT_FEES, type FeeSchedule, feesJson } from './modules/rates/fees.js';
+import { type ChannelSettings, loadChannelsFile } from './channel-settings.js';
+import { DEFAULT_FEES, type FeeSchedule, feesJson } from './fees.js';
 
 /** Where the platform runs: keys, access keys and data of one never work in the other. */
 export type Environment = 'sandbox' | 'production';

@@ -1,7 +1,3 @@
-import type { ErrorCode } from './http/errors.js';
-
-export type { ErrorCode };
-
 /**
  * Where a failure code is documented, which the catalogue test checks:
  * - `business`: in decisions.md's fixed Responses list, and in the OpenAPI document's responses
@@ -29,6 +25,20 @@ export interface ErrorSpec {
 export function declareErrors<const T extends Record<string, ErrorSpec>>(errors: T): Readonly<T> {
   return Object.freeze(errors);
 }
+
+/**
+ * Every declaration of failure codes, by the name of its owner. Each `errors.ts` adds its own
+ * here (`declare module … { interface ErrorDeclarations { … } }`), so that this file knows every
+ * code without importing a module; `http/errors.ts` checks that its catalogue merges exactly these.
+ */
+export interface ErrorDeclarations {
+  common: typeof commonErrors;
+}
+
+/** A failure code, as answered in `msg`: a code of one of the declarations. */
+export type ErrorCode = {
+  [Owner in keyof ErrorDeclarations]: keyof ErrorDeclarations[Owner] & string;
+}[keyof ErrorDeclarations];
 
 /** Failures every module may raise. */
 export const commonErrors = declareErrors({
@@ -103,6 +113,3 @@ export const invalidState = (message: string) => new DomainError('INVALID_STATE'
 export const duplicateOrder = () => new DomainError('DUPLICATE_ORDER', commonErrors.DUPLICATE_ORDER.message);
 /** The authentication failure: the same bare body for every cause (the reason goes to the log only). */
 export const unauthorized = () => new DomainError('UNAUTHORIZED');
-/** CHANNEL_UNAVAILABLE is the channels module's (modules/channels/errors.ts); payments and payouts raise it. */
-export const channelUnavailable = (channel: string) =>
-  new DomainError('CHANNEL_UNAVAILABLE', `the channel ${channel} is unavailable; nothing was done, retry later`);

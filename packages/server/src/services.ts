@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import { loadMasterKey, secretSealer } from './crypto/master-key.js';
 import type { Db } from './db/db.js';
-import { Nonces } from './modules/auth/nonces.js';
+import { Nonces } from './modules/auth/service.js';
 import { Balances } from './modules/balances/service.js';
 import { type ChannelRegistry, channelRegistry } from './modules/channels/registry.js';
 import { Ledger } from './modules/ledger/service.js';
@@ -10,10 +10,11 @@ import { type PaymentHooks, Payments } from './modules/payments/service.js';
 import { Payouts } from './modules/payouts/service.js';
 import { PlatformKeys } from './modules/platform-keys/service.js';
 import { PortalAccounts } from './modules/portal/service.js';
-import { Rates } from './modules/rates/service.js';
+import { Fees } from './modules/fees/service.js';
 import { RejectedRequests } from './modules/rejected-requests/service.js';
-import { Metrics } from './modules/metrics/metrics.js';
-import { type WebhookOptions, Webhooks } from './modules/webhooks/service.js';
+import { Metrics } from './observability/metrics.js';
+import type { WebhookOptions } from './modules/webhooks/delivery.js';
+import { Webhooks } from './modules/webhooks/service.js';
 
 /** Everything the HTTP layer, the workers and the operator API share, built once per process. */
 export interface Services {
@@ -28,7 +29,7 @@ export interface Services {
   readonly ledger: Ledger;
   readonly payouts: Payouts;
   readonly balances: Balances;
-  readonly rates: Rates;
+  readonly fees: Fees;
   /** Merchant portal users, sign-in and sessions. */
   readonly portal: PortalAccounts;
   /** Sandbox authentication failures, kept for the merchant's portal. */
@@ -90,7 +91,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     ledger,
     payouts: new Payouts(db, config, ledger, now, channels),
     balances: new Balances(ledger),
-    rates: new Rates(config),
+    fees: new Fees(config),
     portal: new PortalAccounts(db, config, merchants, now),
     rejectedRequests: new RejectedRequests(db, (accessKey) => merchants.idOfAnyEnvironment(accessKey), now),
   };

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Config } from './config.js';
 import { type FieldError, validationFailed } from './errors.js';
 import { httpUrl } from './http/url.js';
-import { refusedHost } from './modules/webhooks/destination.js';
+import { refusedHost } from './http/ssrf.js';
 
 /**
  * Parses `input` with `schema`, or throws VALIDATION_FAILED with one error per bad field, each a

@@ -13,7 +13,7 @@ import {
   mergeCatalogue,
   writeError,
 } from '../src/http/errors.js';
-import { Metrics } from '../src/modules/metrics/metrics.js';
+import { Metrics } from '../src/observability/metrics.js';
 import { openApiDocument } from '../src/openapi/document.js';
 import { serveWorkerMetrics } from '../src/worker/metrics-server.js';
 import { databases, startTestPlatform, type TestPlatform } from './harness.js';

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../src/config.js';
 import { sqlState } from '../src/db/db.js';
 import { credit, debit, merchantAccount, platformAccount } from '../src/modules/ledger/service.js';
-import { DEFAULT_FEES, feeOn, paymentFee } from '../src/modules/rates/fees.js';
+import { DEFAULT_FEES, feeOn, paymentFee } from '../src/fees.js';
 import {
   count,
   createMerchant,

@@ -1,7 +1,7 @@
 // Replay protection across a restart: a signed request answered before the platform process
 // stopped (SIGTERM) or died (SIGKILL) is refused when replayed to the restarted process inside
 // its signature window, on both databases. Every nonce is decided by a committed insert before
-// the request does anything (modules/auth/nonces.ts), so what a process answered survives it.
+// the request does anything (modules/auth/service.ts), so what a process answered survives it.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

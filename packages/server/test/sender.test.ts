@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { Destination } from '../src/modules/webhooks/destination.js';
+import type { Destination } from '../src/http/ssrf.js';
 import { type SendOptions, send } from '../src/modules/webhooks/sender.js';
 import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
 

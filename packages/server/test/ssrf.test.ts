@@ -14,7 +14,7 @@ import {
   type Resolver,
   refusedHost,
   resolveDestination,
-} from '../src/modules/webhooks/destination.js';
+} from '../src/http/ssrf.js';
 import {
   count,
   createMerchant,

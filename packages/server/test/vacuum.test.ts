@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Nonces } from '../src/modules/auth/nonces.js';
+import { Nonces } from '../src/modules/auth/service.js';
 import { startSweeper, sweepOnce, vacuumOnce } from '../src/worker/sweeper.js';
 import { countingDb, createMerchant, databases, startTestPlatform, type TestPlatform } from './harness.js';
 

@@ -12,7 +12,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pino from 'pino';
-import { LEASE_MS, retryDelay } from '../src/modules/webhooks/service.js';
+import { LEASE_MS, retryDelay } from '../src/modules/webhooks/delivery.js';
 import { startDispatcher } from '../src/worker/dispatcher.js';
 import {
   createMerchant,

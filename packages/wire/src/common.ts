@@ -48,7 +48,7 @@ export const channelReference = z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, 'up 
 
 /**
  * The shape of a webhookUrl in create and update requests. The server checks the URL rule with
- * its configuration (http/url.ts, webhooks/destination.ts) in the schema it passes instead of this one.
+ * its configuration (http/url.ts, http/ssrf.ts) in the schema it passes instead of this one.
  */
 export const webhookUrlInput = z.string().max(2048, 'at most 2048 characters').meta({
   format: 'uri',

@@ -175,11 +175,11 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
   if (group === 'migrate') {
     // Migrations as their own deployment step: instances started with PAYGATE_AUTO_MIGRATE=false
     // wait for it, and refuse a schema newer than they know.
-    const { runMigrate } = await import('../db/migrate-command.js');
+    const { runMigrate } = await import('./migrate.js');
     return runMigrate(env, (line) => process.stdout.write(`${line}\n`), json);
   }
   if (group === 'reconcile') {
-    const { runReconcile } = await import('../modules/channels/reconcile.js');
+    const { runReconcile } = await import('./reconcile.js');
     const clean = await runReconcile(
       env,
       { channel: required(values, 'channel'), file: required(values, 'file'), date: values.date, json },

@@ -1,7 +1,7 @@
 import type { StatusTotal } from '@paygate/wire';
 import { validationFailed } from '../errors.js';
 import { checkTimeRange, decodeCursor, encodeCursor } from '../validation.js';
-import { scaleOf } from '../modules/catalog/catalog.js';
+import { scaleOf } from '../catalog.js';
 import { formatAmount } from '../money.js';
 import type { Queryable } from './db.js';
 

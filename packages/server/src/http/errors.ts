@@ -1,7 +1,14 @@
 import { STATUS_CODES, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DatabaseUnavailableError } from '../db/db.js';
-import { commonErrors, declareErrors, DomainError, type ErrorSpec, type FieldError } from '../errors.js';
+import {
+  commonErrors,
+  declareErrors,
+  DomainError,
+  type ErrorCode,
+  type ErrorSpec,
+  type FieldError,
+} from '../errors.js';
 import { channelErrors } from '../modules/channels/errors.js';
 import { ledgerErrors } from '../modules/ledger/errors.js';
 import { portalErrors } from '../modules/portal/errors.js';
@@ -33,6 +40,12 @@ export const httpErrors = declareErrors({
   /** `/readyz` while the instance drains or its database does not answer; any path before the app is built. */
   NOT_READY: { status: 503, message: 'the instance is not ready', kind: 'transport' },
 });
+
+declare module '../errors.js' {
+  interface ErrorDeclarations {
+    http: typeof httpErrors;
+  }
+}
 
 type Merged<P extends readonly object[]> = P extends readonly [infer H, ...infer R extends readonly object[]]
   ? H & Merged<R>
@@ -66,8 +79,13 @@ export const CATALOGUE = mergeCatalogue(
   portalErrors,
 );
 
-/** A failure code, as answered in `msg`. */
-export type ErrorCode = keyof typeof CATALOGUE;
+export type { ErrorCode };
+
+/** True when A and B are the same set of codes; the assignment below fails to compile otherwise. */
+type SameCodes<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The catalogue merges every declaration that `ErrorCode` knows of, and nothing else. */
+const everyDeclarationMerged: SameCodes<keyof typeof CATALOGUE, ErrorCode> = true;
+void everyDeclarationMerged;
 
 /** Every catalogue code, in declaration order (for schemas and documentation). */
 export const ERROR_CODES = Object.keys(CATALOGUE) as readonly ErrorCode[];

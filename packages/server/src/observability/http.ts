@@ -9,7 +9,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Metrics } from '../modules/metrics/metrics.js';
+import type { Metrics } from './metrics.js';
 import { tracer, tracingEnabled } from './tracing.js';
 
 /** The route label of a request: its route template, `unmatched` for no route (never the raw URL). */

@@ -5,7 +5,7 @@ import { ledgerPaths } from '../modules/ledger/openapi.js';
 import { paymentPaths } from '../modules/payments/openapi.js';
 import { platformKeyPaths } from '../modules/platform-keys/openapi.js';
 import { payoutPaths } from '../modules/payouts/openapi.js';
-import { ratePaths } from '../modules/rates/openapi.js';
+import { feePaths } from '../modules/fees/openapi.js';
 import { webhookDeliveries, webhookPaths } from '../modules/webhooks/openapi.js';
 import type { PathItem } from './common.js';
 import { withExamples } from './merge-examples.js';
@@ -15,7 +15,7 @@ const paths: Record<string, PathItem> = {
   ...paymentPaths,
   ...payoutPaths,
   ...balancePaths,
-  ...ratePaths,
+  ...feePaths,
   ...ledgerPaths,
   ...webhookPaths,
   ...platformKeyPaths,

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../db/db.js';
-import type { ClaimedEvent, Webhooks } from '../modules/webhooks/service.js';
+import type { ClaimedEvent } from '../modules/webhooks/delivery.js';
+import type { Webhooks } from '../modules/webhooks/service.js';
 
 /** A worker id that tells operators where an attempt ran. */
 export const workerId = () => `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { success, writeError } from '../http/errors.js';
-import type { Metrics } from '../modules/metrics/metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 
 /**
  * The worker's own small HTTP listener: `GET /metrics` (Prometheus text: deliveries, attempt

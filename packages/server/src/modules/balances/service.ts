@@ -1,7 +1,7 @@
 import type { Balance } from '@paygate/wire';
 import { validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
-import { CURRENCIES } from '../catalog/catalog.js';
+import { CURRENCIES } from '../../catalog.js';
 import type { Ledger } from '../ledger/service.js';
 
 /** A merchant's money in one currency, decimal strings in major units (the wire schema `Balance`). */

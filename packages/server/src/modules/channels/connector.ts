@@ -6,6 +6,7 @@
  * orders through the same service methods the sandbox helpers use.
  */
 import type { PayerAction } from '@paygate/wire';
+import type { Metrics } from '../../observability/metrics.js';
 
 /** The statuses a channel can report, in the platform's names. */
 export type ChannelStatus = 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'REFUNDED';
@@ -158,4 +159,11 @@ export interface Connector {
   queryPayout(order: ChannelOrderRef): Promise<ChannelState | undefined>;
   /** Authenticates and parses a notification; the built-in sandbox channel refuses all. */
   verifyNotification(raw: RawNotification, now: number): NotificationCheck;
+}
+
+/** What a connector needs from the platform around it. */
+export interface ConnectorContext {
+  readonly publicUrl: string;
+  readonly metrics: Pick<Metrics, 'channelCall'> | undefined;
+  readonly now: () => number;
 }

@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../../db/db.js';
 import type { ClaimedPoll } from '../../db/order-polls.js';
-import { channelUnavailable, DomainError, invalidState, orderNotFound } from '../../errors.js';
+import { DomainError, invalidState, orderNotFound } from '../../errors.js';
+import { channelUnavailable } from './errors.js';
 import type { Services } from '../../services.js';
 import { ChannelUnavailable } from './connector.js';
 

@@ -7,11 +7,11 @@ import {
   ChannelUnavailable,
   type ChannelUpdate,
   type Connector,
+  type ConnectorContext,
   type NotificationCheck,
   type PayerAction,
 } from './connector.js';
-import type { ConnectorContext } from './registry.js';
-import type { ChannelSettings } from './settings.js';
+import type { ChannelSettings } from '../../channel-settings.js';
 
 type PspSimSettings = Extract<ChannelSettings, { kind: 'psp-sim' }>;
 

@@ -1,9 +1,8 @@
 import type { Config } from '../../config.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { Connector } from './connector.js';
+import type { Connector, ConnectorContext } from './connector.js';
 import { pspSimConnector } from './psp-sim.js';
 import { sandboxConnector } from './sandbox.js';
-import type { ChannelSettings } from './settings.js';
+import type { ChannelSettings } from '../../channel-settings.js';
 
 /** The built-in channel's name; orders it serves carry `channel` NULL. */
 export const SANDBOX_CHANNEL = 'sandbox';
@@ -42,13 +41,6 @@ export class ChannelRegistry {
   routePayout(currency: string): Connector | undefined {
     return this.ordered.find((c) => c.payouts.includes(currency));
   }
-}
-
-/** What a connector needs from the platform around it. */
-export interface ConnectorContext {
-  readonly publicUrl: string;
-  readonly metrics: Pick<Metrics, 'channelCall'> | undefined;
-  readonly now: () => number;
 }
 
 function connectorFor(settings: ChannelSettings, context: ConnectorContext): Connector {

@@ -1,4 +1,4 @@
-import { CURRENCIES } from '../catalog/catalog.js';
+import { CURRENCIES } from '../../catalog.js';
 import type { Connector } from './connector.js';
 
 /**

@@ -1,4 +1,6 @@
-import { declareErrors } from '../../errors.js';
+import { scaleOf } from '../../catalog.js';
+import { declareErrors, DomainError } from '../../errors.js';
+import { formatAmount } from '../../money.js';
 
 /** The ledger module's failures. */
 export const ledgerErrors = declareErrors({
@@ -8,3 +10,28 @@ export const ledgerErrors = declareErrors({
     kind: 'business',
   },
 });
+
+declare module '../../errors.js' {
+  interface ErrorDeclarations {
+    ledger: typeof ledgerErrors;
+  }
+}
+
+/** What a refused payout asked for, against what was available, for the answer's message. */
+export interface BalanceShortfall {
+  readonly currency: string;
+  readonly available: bigint;
+  readonly amount: bigint;
+  readonly fee: bigint;
+}
+
+/** The merchant's available balance does not cover a payout and its fee; with the figures when known. */
+export const insufficientBalance = (shortfall?: BalanceShortfall) => {
+  if (!shortfall) return new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);
+  const money = (minor: bigint) => formatAmount(minor, scaleOf(shortfall.currency));
+  return new DomainError(
+    'INSUFFICIENT_BALANCE',
+    `the available balance is ${money(shortfall.available)} ${shortfall.currency}; this payout needs ` +
+      `${money(shortfall.amount + shortfall.fee)} ${shortfall.currency} (amount ${money(shortfall.amount)} + fee ${money(shortfall.fee)})`,
+  );
+};

@@ -1,16 +1,13 @@
 import type { Currency, LedgerEntry } from '@paygate/wire';
 import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState } from '../../db/db.js';
-import { DomainError, validationFailed } from '../../errors.js';
-import { ledgerErrors } from './errors.js';
+import { validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
 import { afterCommit } from '../../observability/traced-db.js';
 import { keysetPage } from '../../db/paging.js';
-import { CURRENCIES, scaleOf } from '../catalog/catalog.js';
-import { countLedgerPosting } from '../metrics/metrics.js';
-import type { PaymentRow } from '../payments/service.js';
-import type { PayoutRow } from '../payouts/service.js';
-import { paymentFee } from '../rates/fees.js';
+import { CURRENCIES, scaleOf } from '../../catalog.js';
+import { countLedgerPosting } from '../../observability/metrics.js';
+import { paymentFee } from '../../fees.js';
 
 /** Merchant accounts: money the merchant may spend, and money held for its open payouts. */
 export const MERCHANT_ACCOUNT_KINDS = ['available', 'reserved'] as const;
@@ -72,25 +69,6 @@ export function isInsufficientBalance(error: unknown): boolean {
   );
 }
 
-/** What a refused payout asked for, against what was available, for the answer's message. */
-export interface BalanceShortfall {
-  readonly currency: string;
-  readonly available: bigint;
-  readonly amount: bigint;
-  readonly fee: bigint;
-}
-
-export const insufficientBalance = (shortfall?: BalanceShortfall) => {
-  if (!shortfall) return new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);
-  const scale = scaleOf(shortfall.currency);
-  const money = (minor: bigint) => formatAmount(minor, scale);
-  return new DomainError(
-    'INSUFFICIENT_BALANCE',
-    `the available balance is ${money(shortfall.available)} ${shortfall.currency}; this payout needs ` +
-      `${money(shortfall.amount + shortfall.fee)} ${shortfall.currency} (amount ${money(shortfall.amount)} + fee ${money(shortfall.fee)})`,
-  );
-};
-
 /** One ledger entry on a merchant account, as the API and the portal show it (the wire schema `LedgerEntry`). */
 export type EntryView = LedgerEntry;
 
@@ -116,8 +94,30 @@ interface AccountRow {
   balance: bigint;
 }
 
+/**
+ * What the ledger needs of a payment to post or price it: the fields of its row that name the
+ * order, the merchant, the money and the method (the payments module passes its row as is).
+ */
+export interface PaymentPosting {
+  readonly order_no: string;
+  readonly merchant_id: bigint;
+  readonly currency: string;
+  readonly method: string;
+  readonly amount_minor: bigint;
+  readonly paid_amount_minor: bigint | null;
+}
+
+/** What the ledger needs of a payout to post its steps (the payouts module passes its row as is). */
+export interface PayoutPosting {
+  readonly order_no: string;
+  readonly merchant_id: bigint;
+  readonly currency: string;
+  readonly amount_minor: bigint;
+  readonly fee_minor: bigint;
+}
+
 /** The merchant accounts a payout moves money between. */
-const payoutAccounts = (payout: PayoutRow) => ({
+const payoutAccounts = (payout: PayoutPosting) => ({
   available: merchantAccount(payout.merchant_id, 'available'),
   reserved: merchantAccount(payout.merchant_id, 'reserved'),
 });
@@ -210,7 +210,7 @@ export class Ledger {
    * A payment became SUCCEEDED: the channel owes us what the payer paid; the merchant gets it less
    * the method's fee, which the platform earns. Runs in the payment's transaction (PaymentHooks).
    */
-  async creditPayment(tx: Queryable, payment: PaymentRow): Promise<PostResult> {
+  async creditPayment(tx: Queryable, payment: PaymentPosting): Promise<PostResult> {
     const paid = payment.paid_amount_minor ?? payment.amount_minor;
     const fee = paymentFee(this.config.fees, payment.currency, payment.method, paid);
     return this.post(tx, {
@@ -227,14 +227,14 @@ export class Ledger {
   }
 
   /** A payout was created: amount + fee move from the merchant's available balance to reserved. */
-  reservePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+  reservePayout(tx: Queryable, payout: PayoutPosting, at: Date): Promise<PostResult> {
     const total = payout.amount_minor + payout.fee_minor;
     const { available, reserved } = payoutAccounts(payout);
     return this.postPayout(tx, payout, 'reserve', [debit(available, total), credit(reserved, total)], at);
   }
 
   /** A payout SUCCEEDED: its reserve goes out, the amount to the channel and the fee to the platform. */
-  settlePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+  settlePayout(tx: Queryable, payout: PayoutPosting, at: Date): Promise<PostResult> {
     const legs = [
       debit(payoutAccounts(payout).reserved, payout.amount_minor + payout.fee_minor),
       credit(platformAccount('channel_clearing'), payout.amount_minor),
@@ -244,7 +244,7 @@ export class Ledger {
   }
 
   /** A payout FAILED: its reserve goes back to the merchant's available balance. */
-  releasePayout(tx: Queryable, payout: PayoutRow, at: Date): Promise<PostResult> {
+  releasePayout(tx: Queryable, payout: PayoutPosting, at: Date): Promise<PostResult> {
     const total = payout.amount_minor + payout.fee_minor;
     const { available, reserved } = payoutAccounts(payout);
     return this.postPayout(tx, payout, 'release', [debit(reserved, total), credit(available, total)], at);
@@ -253,7 +253,7 @@ export class Ledger {
   /** One step of a payout's life, posted once under `payout:<orderNo>:<step>`. */
   private postPayout(
     tx: Queryable,
-    payout: PayoutRow,
+    payout: PayoutPosting,
     step: 'reserve' | 'settle' | 'release',
     legs: readonly Leg[],
     at: Date,
@@ -272,7 +272,7 @@ export class Ledger {
    * The channel returned a SUCCEEDED payout: the merchant gets the full principal back (not the
    * fee: the platform did the work). Once per order and once per refundNo of the merchant.
    */
-  refundPayout(tx: Queryable, payout: PayoutRow, refundNo: string, at: Date): Promise<PostResult> {
+  refundPayout(tx: Queryable, payout: PayoutPosting, refundNo: string, at: Date): Promise<PostResult> {
     return this.post(
       tx,
       {
@@ -294,7 +294,7 @@ export class Ledger {
    * A payment's fee and what the merchant nets: as booked when it SUCCEEDED (`booked`), otherwise
    * what the rate table would charge on its amount if it were paid in full.
    */
-  async paymentCharges(payment: PaymentRow): Promise<{ fee: string; net: string; booked: boolean }> {
+  async paymentCharges(payment: PaymentPosting): Promise<{ fee: string; net: string; booked: boolean }> {
     const scale = scaleOf(payment.currency);
     const legs = await this.db.query<{ kind: AccountKind; amount: bigint }>(
       `SELECT a.kind, e.amount FROM ledger_transactions t

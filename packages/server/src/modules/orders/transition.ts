@@ -1,7 +1,7 @@
 import type { Db, Queryable } from '../../db/db.js';
 import { invalidState } from '../../errors.js';
 import { formatAmount } from '../../money.js';
-import { scaleOf } from '../catalog/catalog.js';
+import { scaleOf } from '../../catalog.js';
 import { type NewEvent, type OrderType, writeEvent } from '../webhooks/outbox.js';
 import type { StateTable } from './states.js';
 

@@ -14,27 +14,17 @@ import type { Config } from '../../config.js';
 import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
 import { perTurnLoader } from '../../db/per-turn.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import {
-  type OrderListFilters,
-  orderCount,
-  orderPage,
-  type OrderTable,
-  type StatusTotal,
-  statusTotals,
-} from '../../db/paging.js';
+import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
-import {
-  channelUnavailable,
-  duplicateOrder,
-  type FieldError,
-  invalidState,
-  orderNotFound,
-  validationFailed,
-} from '../../errors.js';
+import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
+import { channelUnavailable } from '../channels/errors.js';
+import type { BookDay, BookRow } from '../orders/book.js';
+import { notTheChannel } from '../orders/errors.js';
+import { OrderReads } from '../orders/reads.js';
 import { withQuery } from '../../http/url.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { type OrderRef, parseInput, returnUrl, webhookUrl } from '../../validation.js';
-import { currencyInfo, scaleOf } from '../catalog/catalog.js';
+import { currencyInfo, scaleOf } from '../../catalog.js';
 import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';
@@ -204,6 +194,7 @@ export class Payments {
   private readonly createSchema;
   private readonly updateSchema;
   private readonly reportSchema = SimulatePaymentRequest;
+  private readonly reads: OrderReads<PaymentRow, PaymentView>;
 
   /**
    * Reads by order number outside a transaction: the lookups that arrive in one turn of the event
@@ -256,6 +247,7 @@ export class Payments {
   ) {
     this.createSchema = createPaymentRequest(webhookUrl(config), returnUrl(config));
     this.updateSchema = updatePaymentRequest(webhookUrl(config));
+    this.reads = new OrderReads(db, PAYMENT_ORDERS, (row: PaymentRow) => this.view(row));
   }
 
   view(row: PaymentRow): PaymentView {
@@ -436,22 +428,18 @@ export class Payments {
   }
 
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
-  async list(
-    merchantId: bigint,
-    filters: OrderListFilters,
-  ): Promise<{ items: PaymentView[]; nextCursor: string | null }> {
-    const page = await orderPage<PaymentRow>(this.db, PAYMENT_ORDERS, merchantId, filters);
-    return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor };
+  list(merchantId: bigint, filters: OrderListFilters): Promise<{ items: PaymentView[]; nextCursor: string | null }> {
+    return this.reads.list(merchantId, filters);
   }
 
   /** How many payments `list` would page through with these filters. */
   count(merchantId: bigint, filters: Omit<OrderListFilters, 'pageSize' | 'cursor'>): Promise<number> {
-    return orderCount(this.db, PAYMENT_ORDERS, merchantId, filters);
+    return this.reads.count(merchantId, filters);
   }
 
   /** Payments created in [from, to] by status and currency: count and amount (the portal's overview). */
   totals(merchantId: bigint, range: { from: number; to: number }): Promise<StatusTotal[]> {
-    return statusTotals(this.db, 'payments', merchantId, range);
+    return this.reads.totals(merchantId, range);
   }
 
   /**
@@ -634,15 +622,6 @@ export class Payments {
   }
 }
 
-/** A report from a channel other than the one serving the order (the sandbox helpers are the built-in channel's). */
-export function notTheChannel(order: 'payment' | 'payout', serving: string | null, reporting: string | null) {
-  return invalidState(
-    serving === null
-      ? `this ${order} is served by the sandbox channel, not ${reporting}`
-      : `this ${order} is served by the channel ${serving}${reporting === null ? '; the sandbox helpers do not apply to it' : ''}`,
-  );
-}
-
 /** The columns a channel report sets on the payment it moves; a field the report may not carry is VALIDATION_FAILED. */
 function reportChanges(row: PaymentRow, report: ChannelReport): Partial<PaymentRow> {
   const changes: Partial<PaymentRow> = {};
@@ -688,26 +667,6 @@ function channelTradeNo(): string {
   return `CH${Date.now().toString(36).toUpperCase()}${Math.floor(Math.random() * 1e6)
     .toString()
     .padStart(6, '0')}`;
-}
-
-/** One order of a channel's day as reconciliation compares it with the settlement file. */
-export interface BookRow {
-  type: 'charge' | 'transfer' | 'return';
-  reference: string;
-  status: string;
-  currency: string;
-  amount_minor: bigint;
-  paid_minor: bigint | null;
-  /** Final (or, for a return, refunded) within the day. */
-  in_day: boolean;
-}
-
-/** Which orders of a channel reconciliation reads: those final in [from, to) and those the file names. */
-export interface BookDay {
-  readonly channel: string;
-  readonly from: Date;
-  readonly to: Date;
-  readonly references: readonly string[];
 }
 
 /** The channel's payments of a day as charges (channel reconciliation). */

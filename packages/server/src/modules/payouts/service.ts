@@ -15,17 +15,9 @@ import {
 import type { Config } from '../../config.js';
 import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import {
-  type OrderListFilters,
-  orderCount,
-  orderPage,
-  type OrderTable,
-  type StatusTotal,
-  statusTotals,
-} from '../../db/paging.js';
+import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
 import {
-  channelUnavailable,
   DomainError,
   duplicateOrder,
   type FieldError,
@@ -33,18 +25,22 @@ import {
   orderNotFound,
   validationFailed,
 } from '../../errors.js';
+import { channelUnavailable } from '../channels/errors.js';
 import { ulid } from '../../ids.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
-import { currencyInfo, scaleOf } from '../catalog/catalog.js';
+import { currencyInfo, scaleOf } from '../../catalog.js';
 import { ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';
-import { insufficientBalance, isInsufficientBalance, type Ledger } from '../ledger/service.js';
+import { insufficientBalance } from '../ledger/errors.js';
+import { isInsufficientBalance, type Ledger } from '../ledger/service.js';
 import { PAYOUT_STATES } from '../orders/states.js';
 import { type Decide, orderEvent, stay, transition } from '../orders/transition.js';
-import { type BookDay, type BookRow, notTheChannel } from '../payments/service.js';
-import { payoutFee } from '../rates/fees.js';
+import type { BookDay, BookRow } from '../orders/book.js';
+import { notTheChannel } from '../orders/errors.js';
+import { OrderReads } from '../orders/reads.js';
+import { payoutFee } from '../../fees.js';
 
 export { PAYOUT_STATUSES, type PayoutStatus };
 
@@ -98,6 +94,7 @@ export class Payouts {
   private readonly updateSchema;
   private readonly reportSchema = SimulatePayoutRequest;
   private readonly returnSchema = ReturnPayoutRequest;
+  private readonly reads: OrderReads<PayoutRow, PayoutView>;
 
   constructor(
     private readonly db: Db,
@@ -109,6 +106,7 @@ export class Payouts {
   ) {
     this.createSchema = createPayoutRequest(webhookUrl(config));
     this.updateSchema = updatePayoutRequest(webhookUrl(config));
+    this.reads = new OrderReads(db, PAYOUT_ORDERS, (row: PayoutRow) => this.view(row));
   }
 
   /** The embedded database only: vacuums payouts (status changes leave the old row versions behind) when it has dead rows (see vacuumTable). */
@@ -275,22 +273,18 @@ export class Payouts {
   }
 
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
-  async list(
-    merchantId: bigint,
-    filters: OrderListFilters,
-  ): Promise<{ items: PayoutView[]; nextCursor: string | null }> {
-    const page = await orderPage<PayoutRow>(this.db, PAYOUT_ORDERS, merchantId, filters);
-    return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor };
+  list(merchantId: bigint, filters: OrderListFilters): Promise<{ items: PayoutView[]; nextCursor: string | null }> {
+    return this.reads.list(merchantId, filters);
   }
 
   /** How many payouts `list` would page through with these filters. */
   count(merchantId: bigint, filters: Omit<OrderListFilters, 'pageSize' | 'cursor'>): Promise<number> {
-    return orderCount(this.db, PAYOUT_ORDERS, merchantId, filters);
+    return this.reads.count(merchantId, filters);
   }
 
   /** Payouts created in [from, to] by status and currency: count and amount (the portal's overview). */
   totals(merchantId: bigint, range: { from: number; to: number }): Promise<StatusTotal[]> {
-    return statusTotals(this.db, 'payouts', merchantId, range);
+    return this.reads.totals(merchantId, range);
   }
 
   /**

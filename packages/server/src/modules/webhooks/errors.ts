@@ -4,3 +4,9 @@ import { declareErrors } from '../../errors.js';
 export const webhookErrors = declareErrors({
   EVENT_NOT_FOUND: { status: 404, message: 'no such event', kind: 'api' },
 });
+
+declare module '../../errors.js' {
+  interface ErrorDeclarations {
+    webhooks: typeof webhookErrors;
+  }
+}

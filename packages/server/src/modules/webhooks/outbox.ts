@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/db.js';
 import { newEventId } from '../../ids.js';
 import { afterCommit } from '../../observability/traced-db.js';
 import { activeTraceparent } from '../../observability/tracing.js';
-import { countFinalOrder } from '../metrics/metrics.js';
+import { countFinalOrder } from '../../observability/metrics.js';
 
 export type OrderType = 'PAYMENT' | 'PAYOUT';
 

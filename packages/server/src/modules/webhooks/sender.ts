@@ -1,6 +1,6 @@
 import type { LookupFunction } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
-import type { Destination } from './destination.js';
+import type { Destination } from '../../http/ssrf.js';
 
 /** What one delivery attempt came to. */
 export interface SendResult {

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { parseHttpUrl } from '../../http/url.js';
+import { parseHttpUrl } from './url.js';
 
 const v4 = (cidr: string) => ipaddr.IPv4.parseCIDR(cidr);
 const v6 = (cidr: string) => ipaddr.IPv6.parseCIDR(cidr);

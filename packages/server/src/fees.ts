@@ -1,5 +1,6 @@
+import type { Currency } from '@paygate/wire';
 import { z } from 'zod';
-import { CURRENCIES, scaleOf } from '../catalog/catalog.js';
+import { CURRENCIES, type MethodOf, scaleOf } from './catalog.js';
 
 /** One fee: a percentage of the amount (basis points) plus a fixed part (minor units). */
 export interface Fee {
@@ -15,6 +16,9 @@ export interface FeeSchedule {
 
 const fee = (percentBps: number, fixedMinor: bigint): Fee => ({ percentBps, fixedMinor });
 
+/** A fee for each method of each currency of the catalogue, and none other. */
+type PaymentFees = { readonly [C in Currency]: { readonly [M in MethodOf<C>]: Fee } };
+
 /** The sandbox rate table; `PAYGATE_FEES` overrides any part of it. */
 export const DEFAULT_FEES: FeeSchedule = {
   payments: {
@@ -22,13 +26,13 @@ export const DEFAULT_FEES: FeeSchedule = {
     MXN: { SPEI: fee(120, 500n) },
     USD: { CARD: fee(290, 30n) },
     EUR: { SEPA: fee(80, 25n) },
-  },
+  } satisfies PaymentFees,
   payouts: {
     BRL: fee(0, 200n),
     MXN: fee(0, 800n),
     USD: fee(0, 100n),
     EUR: fee(0, 50n),
-  },
+  } satisfies Record<Currency, Fee>,
 };
 
 /** What a fee costs on `amountMinor`: the percentage rounded half up, plus the fixed part. */

@@ -2,8 +2,8 @@ import type { CurrencyRates, Fee as FeeView, PaymentMethodCode } from '@paygate/
 import type { Config } from '../../config.js';
 import { type FieldError, validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
-import { CURRENCIES } from '../catalog/catalog.js';
-import type { Fee } from './fees.js';
+import { CURRENCIES } from '../../catalog.js';
+import type { Fee } from '../../fees.js';
 
 /** A fee as the API shows it and the rates of one currency: the wire schemas `Fee` and `CurrencyRates`. */
 export type { CurrencyRates, FeeView };
@@ -14,7 +14,7 @@ const feeView = (fee: Fee, scale: number): FeeView => ({
 });
 
 /** The sandbox rate table (the configured fee schedule), filtered by currency and method. */
-export class Rates {
+export class Fees {
   constructor(private readonly config: Pick<Config, 'fees'>) {}
 
   table(filters: { currency?: string | undefined; method?: string | undefined } = {}): CurrencyRates[] {

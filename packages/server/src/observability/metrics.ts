@@ -1,6 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PoolStats } from '../../db/db.js';
-import type { DeliveryObserver } from '../webhooks/service.js';
+import type { PoolStats } from '../db/db.js';
 
 /**
  * Counters of durable business facts, counted where the fact commits (`afterCommit`) rather than
@@ -41,7 +40,7 @@ export interface MetricSources {
 export type ChannelOutcome = 'ok' | 'error' | 'timeout';
 
 /** The platform's Prometheus metrics, one registry per process (served at /metrics). */
-export class Metrics implements DeliveryObserver {
+export class Metrics {
   readonly registry = new Registry();
   private readonly deliveries = new Counter({
     name: 'paygate_webhook_deliveries_total',

@@ -1,7 +1,7 @@
 import { queryParameters, RatesQuery } from '@paygate/wire';
 import { type PathItem, readOperation, ref } from '../../openapi/common.js';
 
-export const ratePaths: Record<string, PathItem> = {
+export const feePaths: Record<string, PathItem> = {
   '/api/v1/rates': {
     get: readOperation({
       summary: 'The rate table: pay-in fees per currency and method, payout fee per currency',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { currencyInfo } from '../catalog/catalog.js';
+import { currencyInfo } from './catalog.js';
 
 /** One channel of PAYGATE_CHANNELS: its name, kind, what it serves, and its kind's settings. */
 export type ChannelSettings = z.infer<typeof channelSchema>;

@@ -6,10 +6,10 @@ import type { Services } from '../../services.js';
 import { parseInput, parseQuery } from '../../validation.js';
 
 /** `GET /api/v1/rates?currency=…&method=…`: the fee table. */
-export function rateRoutes(api: FastifyInstance, { rates }: Services): void {
+export function feeRoutes(api: FastifyInstance, { fees }: Services): void {
   api.get('/rates', async (request) => {
     const query = parseQuery(rawTarget(request).query, Object.keys(RatesQuery.shape));
     const { currency, method } = parseInput(RatesQuery, query);
-    return success(rates.table({ currency, method }));
+    return success(fees.table({ currency, method }));
   });
 }

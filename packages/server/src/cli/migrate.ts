@@ -1,6 +1,5 @@
-import { parseConfig } from '../config.js';
-import { openDatabase } from './db.js';
-import { migrate, schemaStatus } from './migrate.js';
+import { migrate, schemaStatus } from '../db/migrate.js';
+import { openCommandDatabase } from './database.js';
 
 /**
  * `npx paygate migrate`: applies the migrations this build has and exits. On PostgreSQL it runs
@@ -9,14 +8,7 @@ import { migrate, schemaStatus } from './migrate.js';
  * the owner (that server migrated its database when it started).
  */
 export async function runMigrate(env: NodeJS.ProcessEnv, print: (line: string) => void, json: boolean): Promise<void> {
-  const config = parseConfig(env);
-  const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: 1,
-    connectTimeoutMs: config.databaseConnectTimeoutMs,
-    owner: 'paygate migrate',
-  });
+  const db = await openCommandDatabase(env, 'paygate migrate');
   try {
     const applied = await migrate(db);
     const { pending } = await schemaStatus(db);
