@@ -1,7 +1,8 @@
 import type { Queryable } from '../../db/db.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { scaleOf } from '../catalog/catalog.js';
-import { paymentBook } from '../payments/service.js';
+import { paymentBook, paymentsByChannelTradeNo } from '../payments/service.js';
+import type { ChannelReceipt } from './connector.js';
 import { payoutBook } from '../payouts/service.js';
 
 /**
@@ -155,14 +156,71 @@ export async function reconcile(
 }
 
 /**
- * `npx paygate reconcile --channel NAME --file settlement.csv [--date YYYY-MM-DD] [--json]`: a
- * direct-database command (like `migrate`). The day is --date, else the YYYY-MM-DD in the file
- * name. Prints the mismatches as a table (or the report as JSON); returns whether it was clean,
- * so the command exits 0 when clean and 1 when there are mismatches.
+ * A channel's own list of the payments it received on a day (kind pix-api: `GET /pix`) as
+ * settlement lines: each found in the books by the channel's id of it (the endToEndId a
+ * SUCCEEDED payment keeps), else by the charge's id (the txid an open payment keeps: paid at the
+ * channel, not yet here). One found by neither is named by its charge id, `missing_in_books`.
+ */
+export async function receiptLines(
+  db: Queryable,
+  channel: string,
+  receipts: readonly ChannelReceipt[],
+): Promise<SettlementLine[]> {
+  const ids = receipts.flatMap((r) => (r.chargeId === undefined ? [r.channelTradeNo] : [r.channelTradeNo, r.chargeId]));
+  const orders = await paymentsByChannelTradeNo(db, channel, ids);
+  return receipts.map((receipt) => {
+    const reference =
+      orders.get(receipt.channelTradeNo) ??
+      (receipt.chargeId !== undefined ? orders.get(receipt.chargeId) : undefined) ??
+      `txid:${receipt.chargeId ?? receipt.channelTradeNo}`;
+    return {
+      type: 'charge',
+      id: receipt.channelTradeNo,
+      reference,
+      status: 'paid',
+      currency: 'BRL',
+      amount: receipt.amount,
+      paidAmount: receipt.amount,
+    };
+  });
+}
+
+/**
+ * Compares a channel's list of received payments for `date` with the books: only payments that
+ * SUCCEEDED that day are expected in it (a list of money received names no expired or canceled
+ * charge).
+ */
+export async function reconcileReceipts(
+  db: Queryable,
+  channel: string,
+  date: string,
+  receipts: readonly ChannelReceipt[],
+): Promise<ReconcileReport> {
+  const report = await reconcile(db, channel, date, await receiptLines(db, channel, receipts));
+  return {
+    ...report,
+    mismatches: report.mismatches.filter((m) => m.kind !== 'missing_in_file' || m.ours === 'SUCCEEDED'),
+  };
+}
+
+/** The UTC day [from, to) of a YYYY-MM-DD date, in unix ms. */
+function dayOf(date: string): { from: number; to: number } {
+  const from = Date.parse(`${date}T00:00:00.000Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(from)) throw new Error(`not a date: ${date} (YYYY-MM-DD)`);
+  return { from, to: from + 86_400_000 };
+}
+
+/**
+ * `npx paygate reconcile --channel NAME (--file settlement.csv | --date YYYY-MM-DD) [--json]`: a
+ * direct-database command (like `migrate`). With a file, the day is --date, else the YYYY-MM-DD
+ * in the file name. Without one, the channel's own list of the day's received payments is asked
+ * for (a channel whose kind has one, pix-api: `GET /pix?inicio&fim`; its settings from
+ * PAYGATE_CHANNELS). Prints the mismatches as a table (or the report as JSON); returns whether
+ * it was clean, so the command exits 0 when clean and 1 when there are mismatches.
  */
 export async function runReconcile(
   env: NodeJS.ProcessEnv,
-  options: { channel: string; file: string; date?: string | undefined; json: boolean },
+  options: { channel: string; file?: string | undefined; date?: string | undefined; json: boolean },
   print: (line: string) => void,
 ): Promise<boolean> {
   const { readFileSync } = await import('node:fs');
@@ -170,23 +228,51 @@ export async function runReconcile(
   const { parseConfig } = await import('../../config.js');
   const { openDatabase } = await import('../../db/db.js');
   const { CliError } = await import('../../cli/failure.js');
-  const date = options.date ?? /\d{4}-\d{2}-\d{2}/.exec(basename(options.file))?.[0];
+  const { channelRegistry } = await import('./registry.js');
+  const date =
+    options.date ?? (options.file !== undefined ? /\d{4}-\d{2}-\d{2}/.exec(basename(options.file))?.[0] : undefined);
   if (!date) throw new CliError('give --date YYYY-MM-DD: the file name carries no date', 2);
-  let text: string;
+  let day: { from: number; to: number };
   try {
-    text = readFileSync(options.file, 'utf8');
+    day = dayOf(date);
   } catch (error) {
-    throw new CliError(`cannot read the settlement file ${options.file}: ${(error as Error).message}`, 1, {
-      cause: error,
-    });
+    throw new CliError((error as Error).message, 2, { cause: error });
   }
-  let lines: SettlementLine[];
-  try {
-    lines = parseSettlement(text);
-  } catch (error) {
-    throw new CliError(`${options.file}: ${(error as Error).message}`, 1, { cause: error });
+  let lines: SettlementLine[] | undefined;
+  if (options.file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(options.file, 'utf8');
+    } catch (error) {
+      throw new CliError(`cannot read the settlement file ${options.file}: ${(error as Error).message}`, 1, {
+        cause: error,
+      });
+    }
+    try {
+      lines = parseSettlement(text);
+    } catch (error) {
+      throw new CliError(`${options.file}: ${(error as Error).message}`, 1, { cause: error });
+    }
   }
   const config = parseConfig(env);
+  let receipts: readonly ChannelReceipt[] | undefined;
+  if (lines === undefined) {
+    const registry = channelRegistry(config, { metrics: undefined, now: Date.now });
+    const connector = registry.get(options.channel);
+    if (!connector?.receivedBetween) {
+      throw new CliError(
+        `give --file: ${connector ? `the ${connector.kind} channel ${options.channel} has no list of received payments` : `no channel ${options.channel} in PAYGATE_CHANNELS`}`,
+        2,
+      );
+    }
+    try {
+      receipts = await connector.receivedBetween(day.from, day.to);
+    } catch (error) {
+      throw new CliError(`${options.channel}: ${(error as Error).message}`, 1, { cause: error });
+    } finally {
+      await connector.close?.();
+    }
+  }
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -194,7 +280,10 @@ export async function runReconcile(
     connectTimeoutMs: config.databaseConnectTimeoutMs,
   });
   try {
-    const report = await reconcile(db, options.channel, date, lines);
+    const report =
+      lines !== undefined
+        ? await reconcile(db, options.channel, date, lines)
+        : await reconcileReceipts(db, options.channel, date, receipts ?? []);
     if (options.json) print(JSON.stringify(report));
     else {
       print(

@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Connector } from './connector.js';
+import { pixApiConnector } from './pix-api.js';
 import { pspSimConnector } from './psp-sim.js';
 import { sandboxConnector } from './sandbox.js';
 import type { ChannelSettings } from './settings.js';
@@ -55,6 +56,8 @@ function connectorFor(settings: ChannelSettings, context: ConnectorContext): Con
   switch (settings.kind) {
     case 'psp-sim':
       return pspSimConnector(settings, context);
+    case 'pix-api':
+      return pixApiConnector(settings, context);
   }
 }
 

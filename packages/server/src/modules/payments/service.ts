@@ -22,7 +22,14 @@ import {
   type StatusTotal,
   statusTotals,
 } from '../../db/paging.js';
-import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
+import {
+  type ClaimedPoll,
+  claimDuePolls,
+  openByChannelTradeNo,
+  type PollClaim,
+  type ServedOrder,
+  servedBy,
+} from '../../db/order-polls.js';
 import {
   channelUnavailable,
   duplicateOrder,
@@ -331,6 +338,7 @@ export class Payments {
     try {
       answer = await connector.createPayment({
         orderNo: row.order_no,
+        merchantRef: `${row.merchant_id}/${row.merchant_order_no}`,
         currency: row.currency,
         amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
         method: row.method,
@@ -628,6 +636,11 @@ export class Payments {
     return servedBy(this.db, 'payments', orderNo);
   }
 
+  /** An open (PENDING or PROCESSING) payment of `channel` by the channel's id of it (a pix-api txid). */
+  openByChannelTradeNo(channel: string, channelTradeNo: string): Promise<string | undefined> {
+    return openByChannelTradeNo(this.db, 'payments', channel, channelTradeNo);
+  }
+
   /** Claims channel-routed payments due for a status query at their channel (db/order-polls.ts says when). */
   claimDuePolls(claim: PollClaim): Promise<ClaimedPoll[]> {
     return claimDuePolls(this.db, 'payments', claim);
@@ -711,6 +724,19 @@ export interface BookDay {
 }
 
 /** The channel's payments of a day as charges (channel reconciliation). */
+/** The order numbers of a channel's payments by the channel's ids of them (reconciliation without a file). */
+export async function paymentsByChannelTradeNo(
+  q: Queryable,
+  channel: string,
+  channelTradeNos: readonly string[],
+): Promise<Map<string, string>> {
+  const result = await q.query<{ order_no: string; channel_trade_no: string }>(
+    'SELECT order_no, channel_trade_no FROM payments WHERE channel = $1 AND channel_trade_no = ANY($2::text[])',
+    [channel, channelTradeNos],
+  );
+  return new Map(result.rows.map((row) => [row.channel_trade_no, row.order_no]));
+}
+
 export async function paymentBook(q: Queryable, day: BookDay): Promise<BookRow[]> {
   const result = await q.query<BookRow>(
     `SELECT 'charge' AS type, order_no AS reference, status, currency, amount_minor, paid_amount_minor AS paid_minor,
