@@ -31,21 +31,52 @@ const pspSim = z
 
 const httpsUrl = z.url({ protocol: /^https$/, error: 'an https URL' }).transform((url) => url.replace(/\/$/, ''));
 
-/** Reads a PEM file named in the settings; a problem becomes an issue at that member. */
-function readPem(path: string, member: string, ctx: z.RefinementCtx): string | undefined {
+/** Reads a PEM file named in the settings; a problem becomes an issue of that member. */
+function readPem(path: string, ctx: z.RefinementCtx): string | undefined {
   try {
     return readFileSync(resolve(path), 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    ctx.addIssue({ code: 'custom', path: [member], message: `cannot read ${resolve(path)} (${code})` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `cannot read ${resolve(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    });
     return undefined;
   }
 }
 
+/** A PEM file holding a certificate (the first one of a bundle is checked). */
+const certificateFile = (what: string) =>
+  z
+    .string()
+    .min(1, 'required')
+    .superRefine((path, ctx) => {
+      const pem = readPem(path, ctx);
+      if (pem === undefined) return;
+      try {
+        new X509Certificate(pem);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: what });
+      }
+    });
+
+/** A PEM file holding an unencrypted private key. */
+const privateKeyFile = z
+  .string()
+  .min(1, 'required')
+  .superRefine((path, ctx) => {
+    const pem = readPem(path, ctx);
+    if (pem === undefined) return;
+    try {
+      createPrivateKey(pem);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'not a PEM private key (unencrypted)' });
+    }
+  });
+
 /**
  * Kind `pix-api` (decisions.md, "The Pix API: a real rail"): any provider of Brazil's API Pix,
  * over mTLS with an OAuth 2.0 client-credentials token. It receives money only. Its files are
- * read here, at start-up, so a missing file, a key that is not the certificate's or a CA bundle
+ * read here, at start-up, so a missing file, a key that is not the certificate's or a CA file
  * with no certificate stops the start with one line each (paths relative to the working
  * directory).
  */
@@ -67,47 +98,28 @@ const pixApi = z
     clientSecret: z.string().min(1, 'required'),
     /** The receiving account's Pix key (DICT key, at most 77 characters). */
     pixKey: z.string().min(1, 'required').max(77, 'at most 77 characters'),
-    certFile: z.string().min(1, 'required'),
-    keyFile: z.string().min(1, 'required'),
-    caFile: z.string().min(1).optional(),
+    certFile: certificateFile('not a PEM certificate'),
+    keyFile: privateKeyFile,
+    caFile: certificateFile('no PEM certificate in it').optional(),
     /** Milliseconds a call to the provider may take (default 5000). */
     timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
   })
   .strict()
   .superRefine((settings, ctx) => {
-    const certPem = readPem(settings.certFile, 'certFile', ctx);
-    const keyPem = readPem(settings.keyFile, 'keyFile', ctx);
-    let cert: X509Certificate | undefined;
-    if (certPem !== undefined) {
-      try {
-        cert = new X509Certificate(certPem);
-      } catch {
-        ctx.addIssue({ code: 'custom', path: ['certFile'], message: 'not a PEM certificate' });
-      }
+    // A pair? Only asked when both files are readable and parsed (their own checks say otherwise).
+    let pair: boolean;
+    try {
+      const cert = new X509Certificate(readFileSync(resolve(settings.certFile), 'utf8'));
+      pair = cert.checkPrivateKey(createPrivateKey(readFileSync(resolve(settings.keyFile), 'utf8')));
+    } catch {
+      return;
     }
-    if (keyPem !== undefined) {
-      try {
-        const key = createPrivateKey(keyPem);
-        if (cert && !cert.checkPrivateKey(key)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['keyFile'],
-            message: 'not the private key of the certificate in certFile',
-          });
-        }
-      } catch {
-        ctx.addIssue({ code: 'custom', path: ['keyFile'], message: 'not a PEM private key (unencrypted)' });
-      }
-    }
-    if (settings.caFile !== undefined) {
-      const caPem = readPem(settings.caFile, 'caFile', ctx);
-      if (caPem !== undefined) {
-        try {
-          new X509Certificate(caPem);
-        } catch {
-          ctx.addIssue({ code: 'custom', path: ['caFile'], message: 'no PEM certificate in it' });
-        }
-      }
+    if (!pair) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['keyFile'],
+        message: 'not the private key of the certificate in certFile',
+      });
     }
   });
 
