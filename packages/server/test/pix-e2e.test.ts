@@ -406,6 +406,13 @@ for (const database of databases()) {
       const retried = await post<PaymentData>(world.platform, world.merchant, '/api/v1/payments', input);
       assert.equal(retried.status, 200, JSON.stringify(retried.body));
       const txid = await txidOf(world, retried.body.data?.orderNo as string);
+      // Hashed from the merchant's identity of the order, not from the (new) orderNo: the same txid.
+      const owner = await world.platform.services.db.query<{ merchant_id: bigint }>(
+        'SELECT merchant_id FROM payments WHERE order_no = $1',
+        [retried.body.data?.orderNo],
+      );
+      const merchantRef = `${owner.rows[0]?.merchant_id}/${input.merchantOrderNo}`;
+      assert.equal(txid, pixTxid(world.platform.config.publicUrl, 'pix', merchantRef));
       const cob = await world.cob(txid);
       assert.equal(cob?.status, 'ATIVA');
       assert.equal(retried.body.data?.payerAction.pixCode, cob?.pixCopiaECola);
