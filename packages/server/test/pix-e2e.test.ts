@@ -10,7 +10,6 @@
  * the platform's clock for expiry, then a production platform takes the simulator's webhook).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -37,72 +36,10 @@ import {
   type TestPlatform,
 } from './harness.js';
 import { eventsOf, postingsOf } from './money-harness.js';
+import { control, type Simulator, sleep, startSimulator, stopSimulator, waitFor } from './pix-sim-harness.js';
 import { RECEIVER_CERT } from './tls-fixture.js';
 
-const ROOT = join(import.meta.dirname, '../../..');
-const SIMULATOR = join(ROOT, 'packages/pix-simulator/src/main.ts');
 const ADMIN = { authorization: 'Bearer test-admin-token-0123456789abcdef', 'content-type': 'application/json' };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-interface Simulator {
-  readonly child: ChildProcess;
-  readonly controlUrl: string;
-  readonly channel: Record<string, unknown>;
-  readonly dir: string;
-}
-
-/** `paygate-pix` as its own process on free ports; its channels-file entry from its control API. */
-async function startSimulator(): Promise<Simulator> {
-  const dir = mkdtempSync(join(tmpdir(), 'paygate-pix-e2e-'));
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', SIMULATOR], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PIX_PORT: '0',
-      PIX_CONTROL_PORT: '0',
-      PIX_DATA_DIR: join(dir, 'pix'),
-      PIX_TOKEN_TTL: '2',
-      PIX_TICK_MS: '25',
-      PIX_RETRY_BASE_MS: '100',
-      PIX_RETRY_MAX_MS: '400',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const controlUrl = await waitFor(
-    () => /"controlUrl":"(http:\/\/[^"]+)"/.exec(output)?.[1],
-    `paygate-pix listening (output: ${output})`,
-    60_000,
-  );
-  const channel = (await (await fetch(`${controlUrl}/control/channel`)).json()) as Record<string, unknown>;
-  return { child, controlUrl, channel, dir };
-}
-
-async function control(sim: Simulator, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${sim.controlUrl}/control/${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = (await response.json()) as Record<string, unknown>;
-  assert.equal(response.status, 200, `${path}: ${JSON.stringify(json)}`);
-  return json;
-}
 
 interface World {
   readonly sim: Simulator;
@@ -213,8 +150,7 @@ for (const database of databases()) {
       world.receiver.server.close();
       await world.client.close();
       await world.platform.close();
-      world.sim.child.kill('SIGTERM');
-      await new Promise((resolve) => world.sim.child.once('exit', resolve));
+      await stopSimulator(world.sim);
       rmSync(world.sim.dir, { recursive: true, force: true });
     });
 
