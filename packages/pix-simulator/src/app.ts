@@ -195,6 +195,15 @@ function controlParse<T>(schema: z.ZodType<T>, body: Buffer): T {
   return result.data;
 }
 
+/** `decodeURIComponent` that answers undefined for a malformed escape instead of throwing. */
+function decode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------- the simulator
@@ -261,8 +270,9 @@ export async function createSimulator(config: SimulatorConfig, deps: SimulatorDe
     const basic = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(request.headers.authorization ?? '');
     const decoded = basic ? Buffer.from(basic[1] as string, 'base64').toString('utf8') : '';
     const colon = decoded.indexOf(':');
-    const id = colon < 0 ? '' : decodeURIComponent(decoded.slice(0, colon));
-    const secret = colon < 0 ? '' : decodeURIComponent(decoded.slice(colon + 1));
+    // RFC 6749 §2.3.1: both parts are form-urlencoded before the Basic encoding.
+    const id = colon < 0 ? '' : (decode(decoded.slice(0, colon)) ?? '');
+    const secret = colon < 0 ? '' : (decode(decoded.slice(colon + 1)) ?? '');
     const idOk = sameSecret(id, credentials.clientId);
     const secretOk = sameSecret(secret, credentials.clientSecret);
     if (!basic || !idOk || !secretOk) {
@@ -331,7 +341,7 @@ export async function createSimulator(config: SimulatorConfig, deps: SimulatorDe
     }
 
     if ((match = /^\/api\/v2\/cob\/([^/]*)$/.exec(path))) {
-      const txid = decodeURIComponent(match[1] as string);
+      const txid = decode(match[1] as string) ?? '';
       if (method === 'PUT') {
         authorize(request, 'cob.write');
         if (!TxId.safeParse(txid).success) {
@@ -365,7 +375,7 @@ export async function createSimulator(config: SimulatorConfig, deps: SimulatorDe
     }
 
     if ((match = /^\/api\/v2\/webhook\/([^/]+)$/.exec(path))) {
-      const chave = decodeURIComponent(match[1] as string);
+      const chave = decode(match[1] as string) ?? '';
       if (method === 'PUT') {
         authorize(request, 'webhook.write');
         provider.putWebhook(chave, validate(WebhookPutBody, parseJson(body), 'webhook', webhookInvalid));

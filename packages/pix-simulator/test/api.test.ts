@@ -78,6 +78,8 @@ describe('the API Pix over mTLS', () => {
       assert.equal(wrong.body.error, 'invalid_client');
       assert.match(String(wrong.headers['www-authenticate']), /^Basic/);
       assert.equal((await pix.client.token('grant_type=client_credentials', '')).status, 401);
+      const malformed = `Basic ${Buffer.from('%zz:%E0%A4%A').toString('base64')}`;
+      assert.equal((await pix.client.token('grant_type=client_credentials', malformed)).body.error, 'invalid_client');
       const grant = await pix.client.token('grant_type=password');
       assert.equal(grant.status, 400);
       assert.equal(grant.body.error, 'unsupported_grant_type');
@@ -282,6 +284,12 @@ describe('the API Pix over mTLS', () => {
       assertProblem(notJson, 400, 'RequisicaoInvalida');
       assertProblem(await pix.client.call('GET', `/cob/${txid}`, token), 404, 'CobNaoEncontrado');
       assertProblem(await pix.client.call('GET', '/nothing', token), 404, 'NaoEncontrado');
+      assertProblem(await pix.client.call('GET', '/cob/%E0%A4%A', token), 404, 'CobNaoEncontrado');
+      assertProblem(
+        await pix.client.call('PUT', '/webhook/%E0%A4%A', token, { webhookUrl: 'https://x.example' }),
+        400,
+        'WebhookOperacaoInvalida',
+      );
     });
   });
 
