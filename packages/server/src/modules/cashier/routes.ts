@@ -90,6 +90,7 @@ export function sandboxPixCode(payment: PaymentView, merchantName: string): stri
     text
       .normalize('NFD')
       .replace(/[^A-Za-z0-9 ]/g, '')
+      .replace(/ +/g, ' ')
       .trim()
       .slice(0, max) || 'PAYGATE';
   return buildBrCode({
