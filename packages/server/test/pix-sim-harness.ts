@@ -15,14 +15,14 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 export async function waitFor<T>(
   probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
+  what: string | (() => string),
   timeoutMs = 30_000,
 ) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(50);
   }
 }
@@ -37,7 +37,8 @@ export interface Simulator {
 }
 
 /** `paygate-pix` as its own process on free ports; its channels-file entry from its control API. */
-export async function startSimulator(): Promise<Simulator> {
+/** Starts the simulator; `env` overrides its settings (PIX_TICK_MS, PIX_TOKEN_TTL, …). */
+export async function startSimulator(env: Record<string, string> = {}): Promise<Simulator> {
   const dir = mkdtempSync(join(tmpdir(), 'paygate-pix-e2e-'));
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', SIMULATOR], {
     cwd: ROOT,
@@ -52,6 +53,7 @@ export async function startSimulator(): Promise<Simulator> {
       PIX_RETRY_BASE_MS: '100',
       PIX_RETRY_MAX_MS: '400',
       LOG_LEVEL: 'info',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -60,7 +62,7 @@ export async function startSimulator(): Promise<Simulator> {
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const controlUrl = await waitFor(
     () => /"controlUrl":"(http:\/\/[^"]+)"/.exec(output)?.[1],
-    `paygate-pix listening (output: ${output})`,
+    () => `paygate-pix listening (output: ${output})`,
     60_000,
   );
   const channel = (await (await fetch(`${controlUrl}/control/channel`)).json()) as Record<string, unknown>;
