@@ -140,7 +140,8 @@ export function pixApiConnector(settings: PixApiSettings, context: ConnectorCont
         // The txid is taken: a charge made by an earlier create of this order (one that timed
         // out, say). Found again by its txid, it is this order's when its terms are the same.
         cob = await fetchCob(txid, 'createPayment');
-        if (!cob || cob.chave !== settings.pixKey || cob.valor.original !== order.amount || cob.status !== 'ATIVA') {
+        // (Whatever its status: paid or removed since, polling then settles the order as it is.)
+        if (!cob || cob.chave !== settings.pixKey || cob.valor.original !== order.amount) {
           throw refusal('createPayment', answer.status, answer.json);
         }
       } else {
