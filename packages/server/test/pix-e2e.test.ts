@@ -11,7 +11,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -250,6 +251,15 @@ for (const database of databases()) {
       // An id no open payment has: recorded, nothing asked, nothing changed.
       const unknown = 'A'.repeat(32);
       assert.equal((await forged([unknown])).status, 200);
+      const unasked = await waitFor(async () => {
+        const rows = await world.platform.services.db.query<{ outcome: string; detail: string | null }>(
+          `SELECT outcome, detail FROM channel_notifications WHERE channel = 'pix' AND position($1 in convert_from(body, 'UTF8')) > 0`,
+          [unknown],
+        );
+        const row = rows.rows[0];
+        return row && row.outcome !== 'received' ? row : undefined;
+      }, 'the unknown hint settled');
+      assert.deepEqual(unasked, { outcome: 'ignored', detail: 'no open charge of this platform named' });
       const notJson = await fetch(`${world.platform.url}/channels/pix/notifications/pix`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -408,6 +418,55 @@ for (const database of databases()) {
       } finally {
         await connector.close?.();
         rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('a provider answering nonsense is a channel error, never a wrong state', async () => {
+      // A provider on the simulator's certificate (so caFile trusts it) whose answers are not the API Pix's.
+      const read = (name: string) => readFileSync(join(world.sim.tlsDir, name), 'utf8');
+      const answers: Record<string, [number, unknown]> = {
+        'POST /oauth/token': [200, { access_token: 't', token_type: 'Bearer', expires_in: 600 }],
+        'PUT /cob': [201, { txid: 'x', status: 'PAGA', valor: 10 }],
+        'GET /cob': [200, { status: 'CONCLUIDA', txid: 'not-this-one' }],
+        'PATCH /cob': [200, '<html>'],
+      };
+      const server = createHttpsServer({ cert: read('server.pem'), key: read('server-key.pem') }, (req, res) => {
+        const route = `${req.method} ${(req.url ?? '').replace(/^\/api\/v2/, '').replace(/\/[^/]*$/, '') || '/'}`;
+        const [status, body] = answers[route] ?? answers[`${req.method} ${req.url}`] ?? [404, {}];
+        req.resume();
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(typeof body === 'string' ? body : JSON.stringify(body));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const [settings] = parseChannels({
+        channels: [{ ...world.sim.channel, name: 'pix', baseUrl: `${base}/api/v2`, tokenUrl: `${base}/oauth/token` }],
+      });
+      if (settings?.kind !== 'pix-api') throw new Error('no pix-api settings');
+      const connector = pixApiConnector(settings, {
+        publicUrl: 'http://127.0.0.1:1',
+        metrics: undefined,
+        now: Date.now,
+      });
+      const order = { orderNo: 'P202611250000000009', channelTradeNo: 'B'.repeat(32) };
+      try {
+        const unavailable = (error: unknown) => error instanceof ChannelUnavailable;
+        await assert.rejects(
+          connector.createPayment({
+            orderNo: order.orderNo,
+            merchantRef: '1/M-nonsense',
+            currency: 'BRL',
+            amount: '10.00',
+            method: 'PIX',
+            expiresAt: Date.now() + 60_000,
+          }),
+          unavailable,
+        );
+        await assert.rejects(connector.queryPayment(order), unavailable);
+        await assert.rejects(connector.cancelPayment?.(order) ?? Promise.resolve(), unavailable);
+      } finally {
+        await connector.close?.();
+        server.close();
       }
     });
 
