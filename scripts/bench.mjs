@@ -17,6 +17,7 @@ const SECTIONS = [
   { name: 'api', file: 'packages/server/bench/api.bench.ts' },
   { name: 'growth', file: 'packages/server/bench/growth.bench.ts' },
   { name: 'webhooks', file: 'packages/server/bench/webhooks.bench.ts' },
+  { name: 'pix', file: 'packages/server/bench/pix.bench.ts' },
   { name: 'memory', file: 'packages/server/bench/memory.bench.ts' },
 ];
 

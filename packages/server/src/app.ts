@@ -135,12 +135,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(async (channels) => channelRoutes(channels, services));
 
   // The merchant portal: its web app under /portal, its cookie-session API under /portal/api, and
-  // (sandbox only) the cashier page at each payment's cashierUrl.
+  // the cashier page at each payment's cashierUrl (the sandbox's; in production only the payer's
+  // code of a Pix channel's payment).
   portalStaticRoutes(app, options.portalDir);
   await app.register(async (portal) => portalApiRoutes(portal, services), { prefix: '/portal/api' });
-  if (services.config.environment === 'sandbox') {
-    await app.register(async (cashier) => cashierRoutes(cashier, services));
-  }
+  await app.register(async (cashier) => cashierRoutes(cashier, services));
 
   if (options.adminToken) {
     const token = options.adminToken;

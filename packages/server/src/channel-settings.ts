@@ -1,3 +1,4 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
@@ -28,7 +29,101 @@ const pspSim = z
   })
   .strict();
 
-const channelSchema = z.discriminatedUnion('kind', [pspSim]);
+const httpsUrl = z.url({ protocol: /^https$/, error: 'an https URL' }).transform((url) => url.replace(/\/$/, ''));
+
+/** Reads a PEM file named in the settings; a problem becomes an issue of that member. */
+function readPem(path: string, ctx: z.RefinementCtx): string | undefined {
+  try {
+    return readFileSync(resolve(path), 'utf8');
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `cannot read ${resolve(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    });
+    return undefined;
+  }
+}
+
+/** A PEM file holding a certificate (the first one of a bundle is checked). */
+const certificateFile = (what: string) =>
+  z
+    .string()
+    .min(1, 'required')
+    .superRefine((path, ctx) => {
+      const pem = readPem(path, ctx);
+      if (pem === undefined) return;
+      try {
+        new X509Certificate(pem);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: what });
+      }
+    });
+
+/** A PEM file holding an unencrypted private key. */
+const privateKeyFile = z
+  .string()
+  .min(1, 'required')
+  .superRefine((path, ctx) => {
+    const pem = readPem(path, ctx);
+    if (pem === undefined) return;
+    try {
+      createPrivateKey(pem);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'not a PEM private key (unencrypted)' });
+    }
+  });
+
+/**
+ * Kind `pix-api` (decisions.md, "The Pix API: a real rail"): any provider of Brazil's API Pix,
+ * over mTLS with an OAuth 2.0 client-credentials token. It receives money only. Its files are
+ * read here, at start-up, so a missing file, a key that is not the certificate's or a CA file
+ * with no certificate stops the start with one line each (paths relative to the working
+ * directory).
+ */
+const pixApi = z
+  .object({
+    ...common,
+    kind: z.literal('pix-api'),
+    methods: z
+      .array(method)
+      .default([{ currency: 'BRL', code: 'PIX' }])
+      .refine(
+        (methods) => methods.every((m) => m.currency === 'BRL' && m.code === 'PIX'),
+        'the API Pix serves BRL/PIX only',
+      ),
+    payouts: z.array(z.string()).max(0, 'the API Pix receives money only: payouts must be []').default([]),
+    baseUrl: httpsUrl,
+    tokenUrl: httpsUrl,
+    clientId: z.string().min(1, 'required'),
+    clientSecret: z.string().min(1, 'required'),
+    /** The receiving account's Pix key (DICT key, at most 77 characters). */
+    pixKey: z.string().min(1, 'required').max(77, 'at most 77 characters'),
+    certFile: certificateFile('not a PEM certificate'),
+    keyFile: privateKeyFile,
+    caFile: certificateFile('no PEM certificate in it').optional(),
+    /** Milliseconds a call to the provider may take (default 5000). */
+    timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
+  })
+  .strict()
+  .superRefine((settings, ctx) => {
+    // A pair? Only asked when both files are readable and parsed (their own checks say otherwise).
+    let pair: boolean;
+    try {
+      const cert = new X509Certificate(readFileSync(resolve(settings.certFile), 'utf8'));
+      pair = cert.checkPrivateKey(createPrivateKey(readFileSync(resolve(settings.keyFile), 'utf8')));
+    } catch {
+      return;
+    }
+    if (!pair) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['keyFile'],
+        message: 'not the private key of the certificate in certFile',
+      });
+    }
+  });
+
+const channelSchema = z.discriminatedUnion('kind', [pspSim, pixApi]);
 
 const fileSchema = z
   .object({ channels: z.array(channelSchema) })
@@ -88,13 +183,18 @@ export function loadChannelsFile(path: string, cwd: string): readonly ChannelSet
   return parseChannels(raw, file);
 }
 
-/** Validates a parsed PAYGATE_CHANNELS document (`where` names it in the message). */
+/**
+ * Validates a parsed PAYGATE_CHANNELS document (`where` names it in the message): one line per
+ * mistake.
+ */
 export function parseChannels(raw: unknown, where = 'PAYGATE_CHANNELS'): readonly ChannelSettings[] {
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const at = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-    throw new Error(`PAYGATE_CHANNELS: ${where}${at}: ${issue?.message ?? 'invalid'}`);
+    const lines = parsed.error.issues.map((issue) => {
+      const at = issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+      return `PAYGATE_CHANNELS: ${where}${at}: ${issue.message}`;
+    });
+    throw new Error([...new Set(lines)].join('\n') || `PAYGATE_CHANNELS: ${where}: invalid`);
   }
   return Object.freeze(parsed.data.channels.map((channel) => Object.freeze(channel)));
 }

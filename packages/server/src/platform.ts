@@ -12,6 +12,7 @@ import { createServices, type ServiceOptions, type Services } from './services.j
 import { startDispatcher } from './worker/dispatcher.js';
 import { startSweeper } from './worker/sweeper.js';
 import { configuredChannels, startPoller } from './modules/channels/polling.js';
+import { startChannels } from './modules/channels/prepare.js';
 
 /** A started platform: its server, its services, and how to stop it gracefully. */
 export interface Platform {
@@ -97,7 +98,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     logger.current = app.log;
     await app.ready();
 
-    const stops: (() => Promise<void>)[] = [];
+    const stops: (() => Promise<void>)[] = [startChannels(services.channels, app.log)];
     if (config.runWorkers) {
       stops.push(startSweeper(services, app.log, options.sweepIntervalMs));
       stops.push(startPoller(services, app.log, { channel: configuredChannels(services) }));

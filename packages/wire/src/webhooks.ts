@@ -173,13 +173,14 @@ export const NOTIFICATION_OUTCOMES = [
   'duplicate',
   'unknown_order',
   'wrong_channel',
+  'received',
 ] as const;
 export const NotificationOutcome = component(
   'NotificationOutcome',
   z.object({
     outcome: z.enum(NOTIFICATION_OUTCOMES).meta({
       description:
-        'applied: the order moved to the state reported; unchanged: it already had that state (a repeat under another event id, or news polling brought first); ignored: the state machine refused the move (the order is final in another state) or there was nothing to apply; duplicate: this event id was applied before; unknown_order: no such order (kept for investigation); wrong_channel: another channel serves the order',
+        'applied: the order moved to the state reported; unchanged: it already had that state (a repeat under another event id, or news polling brought first); ignored: the state machine refused the move (the order is final in another state) or there was nothing to apply; duplicate: this event id was applied before; unknown_order: no such order (kept for investigation); wrong_channel: another channel serves the order; received: a callback that is only a hint (kind pix-api) was recorded, and the charges it names are asked about at the channel next',
     }),
   }),
 );

@@ -22,6 +22,9 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate reconcile --channel NAME --file FILE.csv [--date YYYY-MM-DD] [--json]
         compare a channel's daily settlement file with the books (needs the database, like migrate);
         exit 0 when clean, 1 when an order is missing on either side or its amount or status differs
+  paygate reconcile --channel NAME --date YYYY-MM-DD [--json]
+        the same against the channel's own list of that day's received payments (kind pix-api:
+        GET /pix; needs PAYGATE_CHANNELS)
   paygate user invite --access-key AK --email E [--json]
         prints a one-time portal setup link (valid 72 h) where the user sets a password; for an
         existing user it works as a password reset (the old password works until the link is used)
@@ -182,7 +185,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     const { runReconcile } = await import('./reconcile.js');
     const clean = await runReconcile(
       env,
-      { channel: required(values, 'channel'), file: required(values, 'file'), date: values.date, json },
+      { channel: required(values, 'channel'), file: values.file, date: values.date, json },
       (line) => process.stdout.write(`${line}\n`),
     );
     if (!clean) process.exitCode = 1;

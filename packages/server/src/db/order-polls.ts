@@ -32,6 +32,20 @@ export async function servedBy(
   );
 }
 
+/** The order number of an open (PENDING or PROCESSING) order of `channel` with that channel id. */
+export async function openByChannelTradeNo(
+  db: Queryable,
+  table: 'payments' | 'payouts',
+  channel: string,
+  channelTradeNo: string,
+): Promise<string | undefined> {
+  const result = await db.query<{ order_no: string }>(
+    `SELECT order_no FROM ${table} WHERE channel = $1 AND channel_trade_no = $2 AND status IN ('PENDING', 'PROCESSING')`,
+    [channel, channelTradeNo],
+  );
+  return result.rows[0]?.order_no;
+}
+
 /** A channel-routed order claimed for a status query at its channel. */
 export interface ClaimedPoll {
   id: bigint;

@@ -683,6 +683,35 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       '404': { notFound: { summary: 'No such channel', value: { msg: 'NOT_FOUND', message: 'no such channel' } } },
     },
   },
+  receivePixCallback: {
+    operation: 'POST /channels/{name}/notifications/pix',
+    parameters: { name: 'pix' },
+    request: {
+      pix: [
+        {
+          endToEndId: 'E12345678202611251030abcdefghijk',
+          txid: '3f9a6c0e5b2d4f718a9c0b1d2e3f4a5b',
+          valor: '125.50',
+          horario: '2026-11-25T10:30:00.000Z',
+        },
+      ],
+    },
+    responses: {
+      '200': {
+        received: {
+          summary: 'Recorded; the charges it names are asked about next',
+          value: ok({ outcome: 'received' }),
+        },
+      },
+      '400': {
+        validationFailed: {
+          summary: 'Not an API Pix callback',
+          value: { msg: 'VALIDATION_FAILED', message: 'not an API Pix callback {"pix": [...]}' },
+        },
+      },
+      '404': { notFound: { summary: 'No such channel', value: { msg: 'NOT_FOUND', message: 'no such channel' } } },
+    },
+  },
 };
 
 /** Example bodies of the webhooks the platform sends (top-level `webhooks`), by webhook name. */

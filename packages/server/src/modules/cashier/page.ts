@@ -10,7 +10,28 @@ export interface CashierPage {
   readonly values?: { name: string; documentNumber: string };
   readonly errors?: readonly FieldError[];
   readonly environment: string;
+  /**
+   * A Pix payment's copy-and-paste code (the provider's `pixCopiaECola`, or the sandbox's own BR
+   * Code) and its QR code as an SVG drawn by the `qrcode` library; shown while the payment is open.
+   */
+  readonly pix?: { readonly code: string; readonly qrSvg: string };
+  /** A channel's payer page (production): the code only, no sandbox form. */
+  readonly payerOnly?: boolean;
 }
+
+/**
+ * The copy button's script, the page's only one: its hash is the whole of the CSP's script-src.
+ * Without script the code is still in a read-only text box to select and copy.
+ */
+export const COPY_SCRIPT = `document.querySelectorAll('button[data-copy]').forEach(function (b) {
+  b.addEventListener('click', function () {
+    var code = document.getElementById(b.getAttribute('data-copy'));
+    code.select();
+    var done = function () { b.textContent = 'Copied'; };
+    if (navigator.clipboard) navigator.clipboard.writeText(code.value).then(done, function () {});
+    else if (document.execCommand('copy')) done();
+  });
+});`;
 
 const ESCAPES: Readonly<Record<string, string>> = {
   '&': '&amp;',
@@ -57,7 +78,22 @@ button{font:inherit;font-weight:600;padding:.7rem 1.2rem;border-radius:.5rem;bor
 .status.FAILED,.status.EXPIRED,.status.CANCELED{background:#fee2e2;color:#7f1d1d}
 .status.PENDING,.status.PROCESSING{background:#e0e7ff;color:#1e3a8a}
 footer{color:#4b5563;font-size:.8rem;text-align:center;margin-top:1rem}
+.pix{margin:1rem 0;text-align:center}
+.pix svg{width:14rem;height:14rem;max-width:100%}
+.pix textarea{width:100%;font:.8rem/1.4 ui-monospace,monospace;padding:.5rem;border:1px solid #6b7280;border-radius:.5rem;resize:none;overflow-wrap:anywhere}
+.copy{background:#1e3a8a;color:#fff;margin-top:.5rem}
 `;
+
+/** The Pix block: the QR code and the copy-and-paste code with its copy button. */
+function pixBlock(pix: NonNullable<CashierPage['pix']>): string {
+  return `<section class="pix" aria-labelledby="pix-title">
+<h2 id="pix-title" class="hint">Scan with your bank's app, or copy the Pix code</h2>
+<div data-testid="pix-qr" role="img" aria-label="Pix QR code">${pix.qrSvg}</div>
+<label for="pix-code">Pix copy-and-paste code</label>
+<textarea id="pix-code" data-testid="pix-code" readonly rows="4">${escapeHtml(pix.code)}</textarea>
+<button class="copy" type="button" data-copy="pix-code">Copy the code</button>
+</section>`;
+}
 
 function statusText(payment: PaymentView, open: boolean): string {
   switch (payment.status) {
@@ -98,8 +134,10 @@ export function renderCashierPage(page: CashierPage): string {
     returnHost === undefined
       ? ''
       : `\n<p class="hint" data-testid="return">Then you return to <strong>${escapeHtml(returnHost)}</strong>.</p>`;
-  const form = page.open
-    ? `<form method="post" action="/cashier/${escapeHtml(payment.orderNo)}" novalidate>
+  const pix = page.pix && page.open ? pixBlock(page.pix) : '';
+  const form =
+    page.open && !page.payerOnly
+      ? `<form method="post" action="/cashier/${escapeHtml(payment.orderNo)}" novalidate>
 ${otherErrors.map((e) => `<p class="error" role="alert">${escapeHtml(e.message)}</p>`).join('\n')}
 ${field('name', 'Payer name', 'As on the payer’s account.', 'name')}
 ${field('documentNumber', 'Document number', 'Letters, digits, dots, dashes or slashes; leading zeros are kept.', 'off')}
@@ -108,7 +146,7 @@ ${field('documentNumber', 'Document number', 'Letters, digits, dots, dashes or s
 <button class="fail" type="submit" name="action" value="fail">Make it fail</button>
 </div>${returnNote}
 </form>`
-    : '';
+      : '';
   const payer = payment.payer
     ? `<dt>Payer</dt><dd>${escapeHtml([payment.payer.name, payment.payer.documentNumber].filter(Boolean).join(' · '))}</dd>`
     : '';
@@ -118,13 +156,13 @@ ${field('documentNumber', 'Document number', 'Letters, digits, dots, dashes or s
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Pay ${escapeHtml(page.merchantName)} · Paygate sandbox cashier</title>
+<title>Pay ${escapeHtml(page.merchantName)} · Paygate${page.payerOnly ? '' : ' sandbox cashier'}</title>
 <style>${STYLE}</style>
 </head>
 <body>
 <main>
 <div class="card">
-<span class="badge">Sandbox · ${escapeHtml(page.environment)} test payment</span>
+${page.payerOnly ? '' : `<span class="badge">Sandbox · ${escapeHtml(page.environment)} test payment</span>`}
 <h1>Pay ${escapeHtml(page.merchantName)}</h1>
 <p class="amount" data-testid="amount">${escapeHtml(payment.amount)} <span>${escapeHtml(payment.currency)}</span></p>
 <dl>
@@ -134,9 +172,10 @@ ${field('documentNumber', 'Document number', 'Letters, digits, dots, dashes or s
 ${payer}
 </dl>
 <p class="status ${payment.status}" role="status" data-testid="status">${escapeHtml(statusText(payment, page.open))}</p>
+${pix}
 ${form}
 </div>
-<footer>No money moves in the sandbox. This page does not exist in production.</footer>
+<footer>${page.payerOnly ? 'Paid through Pix; this page shows the code your bank needs.' : 'No money moves in the sandbox. This page does not exist in production.'}</footer>${pix ? `\n<script>${COPY_SCRIPT}</script>` : ''}
 </main>
 </body>
 </html>

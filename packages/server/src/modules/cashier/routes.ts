@@ -1,21 +1,27 @@
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { buildBrCode } from '@paygate/pix';
+import QRCode from 'qrcode';
 import { DomainError, type ErrorCode, type FieldError } from '../../errors.js';
 import { withErrorStatus } from '../../http/errors.js';
 import { withQuery } from '../../http/url.js';
 import type { Services } from '../../services.js';
 import { isFinalPayment, type PaymentView } from '../payments/service.js';
-import { escapeHtml, renderCashierPage } from './page.js';
+import { type CashierPage, COPY_SCRIPT, escapeHtml, renderCashierPage } from './page.js';
 
 const ORDER_NO = /^P[0-9]{18}$/;
 
+/** The copy button's script, allowed by its hash alone. */
+const SCRIPT_SOURCE = `'sha256-${createHash('sha256').update(COPY_SCRIPT).digest('base64')}'`;
+
 /**
- * The page's own inline styles and same-origin form posts; nothing else, and never framed. A
+ * The page's own inline styles, its one script (by hash) and same-origin form posts; nothing else, and never framed. A
  * payment with a returnUrl may also post to that URL's origin: browsers hold the redirect that
  * follows the form post (303 to returnUrl) to form-action.
  */
 function csp(payment?: PaymentView): string {
   const returnOrigin = payment?.returnUrl === undefined ? '' : ` ${formActionSource(payment.returnUrl)}`;
-  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${returnOrigin}; frame-ancestors 'none'; base-uri 'none'`;
+  return `default-src 'none'; style-src 'unsafe-inline'; script-src ${SCRIPT_SOURCE}; form-action 'self'${returnOrigin}; frame-ancestors 'none'; base-uri 'none'`;
 }
 
 /**
@@ -68,6 +74,46 @@ interface Loaded {
   readonly merchantId: bigint;
   readonly merchantName: string;
   readonly payment: PaymentView;
+  readonly pix: CashierPage['pix'];
+}
+
+/** The Pix key of the sandbox's codes: a random-key (EVP) form no real account holds. */
+const SANDBOX_PIX_KEY = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * The sandbox's Pix code for a PIX payment of the built-in channel: a valid EMV BR Code (static,
+ * one use, with the amount, the merchant's name and the order number as its reference, and its
+ * CRC16), so a banking app at least reads it; no money can reach the sandbox key.
+ */
+export function sandboxPixCode(payment: PaymentView, merchantName: string): string {
+  const plain = (text: string, max: number) =>
+    text
+      .normalize('NFD')
+      .replace(/[^A-Za-z0-9 ]/g, '')
+      .replace(/ +/g, ' ')
+      .trim()
+      .slice(0, max) || 'PAYGATE';
+  return buildBrCode({
+    account: { kind: 'key', key: SANDBOX_PIX_KEY, description: 'Paygate sandbox' },
+    amount: payment.amount,
+    merchantName: plain(merchantName, 25),
+    merchantCity: 'SAO PAULO',
+    txid: payment.orderNo,
+    oneTime: true,
+  });
+}
+
+/** The Pix code a payment's page shows, with its QR code (SVG from the `qrcode` library); none for other methods. */
+async function pixOf(payment: PaymentView, merchantName: string): Promise<CashierPage['pix']> {
+  const code =
+    payment.payerAction.kind === 'pix'
+      ? payment.payerAction.pixCode
+      : payment.paymentMethod.code === 'PIX' && payment.payerAction.kind === 'redirect'
+        ? sandboxPixCode(payment, merchantName)
+        : undefined;
+  if (code === undefined) return undefined;
+  const qrSvg = await QRCode.toString(code, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  return { code, qrSvg };
 }
 
 /**
@@ -76,10 +122,16 @@ interface Loaded {
  * number) or makes the payment fail, exactly as the channel would report it — the order moves,
  * the ledger is credited and the webhook event is written in one transaction. With a returnUrl,
  * the payer is then sent back to the shop (303), as on opening a payment that is already final.
- * Registered only in the sandbox: in production the path does not exist.
+ *
+ * A Pix payment shows its copy-and-paste code with a copy button and as a QR code: a channel's
+ * (pix-api: the provider's `pixCopiaECola`), or for the built-in sandbox channel a BR Code of
+ * the sandbox's own. A payment served by a channel is paid there: its page is the payer's code
+ * only, with no pay or fail form; in production that is all the path serves (other payments
+ * are not found there, and nothing is posted).
  */
 export function cashierRoutes(app: FastifyInstance, services: Services): void {
   const { payments } = services;
+  const sandbox = services.config.environment === 'sandbox';
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: 16 * 1024 },
@@ -91,8 +143,12 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
     const merchantId = await payments.ownerOf(orderNo);
     if (merchantId === undefined) return undefined;
     const payment = await payments.get(merchantId, { orderNo });
+    // Production serves only a channel's Pix code that points here (kind pix-api).
+    const here = `${services.config.publicUrl}/cashier/${orderNo}`;
+    if (!sandbox && (payment.payerAction.kind !== 'pix' || payment.payerAction.url !== here)) return undefined;
     const merchant = await services.merchants.profile(merchantId);
-    return { merchantId, merchantName: merchant?.name ?? 'the merchant', payment };
+    const merchantName = merchant?.name ?? 'the merchant';
+    return { merchantId, merchantName, payment, pix: await pixOf(payment, merchantName) };
   };
   const isOpen = (payment: PaymentView) => payment.status === 'PENDING' && payment.expiresAt > services.now();
   const page = (loaded: Loaded, extra: { values?: { name: string; documentNumber: string }; errors?: FieldError[] }) =>
@@ -101,6 +157,8 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
       payment: loaded.payment,
       open: isOpen(loaded.payment),
       environment: services.config.environment,
+      ...(loaded.pix ? { pix: loaded.pix } : {}),
+      payerOnly: loaded.payment.payerAction.kind !== 'redirect',
       ...extra,
     });
   /** The cashier page, or the payer sent back to the shop when the payment is final and has a returnUrl. */
@@ -117,6 +175,8 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
     return show(reply, undefined, loaded);
   });
 
+  // Paying and failing are the sandbox channel's; a channel's payment is paid at the channel.
+  if (!sandbox) return;
   app.post('/cashier/:orderNo', async (request: FastifyRequest, reply) => {
     const { orderNo } = request.params as { orderNo: string };
     const loaded = await load(orderNo);
@@ -135,7 +195,9 @@ export function cashierRoutes(app: FastifyInstance, services: Services): void {
     const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
     const action = form.get('action');
     const values = { name: (form.get('name') ?? '').trim(), documentNumber: (form.get('documentNumber') ?? '').trim() };
-    if (!isOpen(loaded.payment)) return show(reply, 'INVALID_STATE', loaded);
+    if (!isOpen(loaded.payment) || loaded.payment.payerAction.kind !== 'redirect') {
+      return show(reply, 'INVALID_STATE', loaded);
+    }
 
     const errors: FieldError[] = [];
     if (action !== 'pay' && action !== 'fail') errors.push({ field: 'form', message: 'Choose pay or fail.' });

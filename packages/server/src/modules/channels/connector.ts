@@ -50,6 +50,13 @@ export type { PayerAction };
 /** A payment order as a connector sees it when registering it. */
 export interface ChannelPaymentOrder {
   readonly orderNo: string;
+  /**
+   * The merchant's own identity of the order (its merchant and merchantOrderNo): the same on
+   * every create of one order, also when a create refused for its channel being unavailable is
+   * retried and gets a new orderNo. A channel keying its charges on it finds a charge made
+   * before a timeout again.
+   */
+  readonly merchantRef: string;
   readonly currency: string;
   /** Decimal string in the currency's scale. */
   readonly amount: string;
@@ -115,6 +122,25 @@ export type NotificationCheck =
       readonly reason: string;
     };
 
+/**
+ * A callback that is only a hint (kind pix-api: the API Pix callback carries no signature): the
+ * channel's ids of the charges it names, each to be asked about at the channel before anything
+ * is applied; or why the body is not such a callback.
+ */
+export type HintCheck =
+  { readonly ok: true; readonly tradeNos: readonly string[] } | { readonly ok: false; readonly reason: string };
+
+/** One payment the channel received on a day, as its own list says (reconciliation without a file). */
+export interface ChannelReceipt {
+  /** The channel's id of the payment received (pix-api: the endToEndId). */
+  readonly channelTradeNo: string;
+  /** The id the charge had while open (pix-api: the txid), when the channel says. */
+  readonly chargeId?: string | undefined;
+  /** Decimal string in the order's currency. */
+  readonly amount: string;
+  readonly at: number;
+}
+
 /** A channel could not be reached, or answered something unusable: nothing is known to have happened there. */
 export class ChannelUnavailable extends Error {
   constructor(
@@ -159,6 +185,20 @@ export interface Connector {
   queryPayout(order: ChannelOrderRef): Promise<ChannelState | undefined>;
   /** Authenticates and parses a notification; the built-in sandbox channel refuses all. */
   verifyNotification(raw: RawNotification, now: number): NotificationCheck;
+  /**
+   * Channels whose callbacks are unsigned hints (`POST /channels/{name}/notifications/pix`):
+   * reads the charges a callback names. Nothing in it is applied: each is asked about first.
+   */
+  readHint?(body: Buffer): HintCheck;
+  /**
+   * Configures at the channel what the platform needs of it, at every start (pix-api: its
+   * webhook). Idempotent; throws ChannelUnavailable (the platform retries later).
+   */
+  prepare?(): Promise<void>;
+  /** The payments the channel received in [from, to) (unix ms), from its own list (pix-api: `GET /pix`). */
+  receivedBetween?(from: number, to: number): Promise<readonly ChannelReceipt[]>;
+  /** Releases the connector's connections (shutdown). */
+  close?(): Promise<void>;
 }
 
 /** What a connector needs from the platform around it. */

@@ -1,11 +1,23 @@
+import { createHash } from 'node:crypto';
 import type { Db } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import type { Services } from '../../services.js';
 import { type ApplyOutcome, applyUpdate } from './apply.js';
-import type { Connector, RawNotification } from './connector.js';
+import { ChannelUnavailable, type Connector, type RawNotification } from './connector.js';
 
-/** Headers kept with a notification for audit: authentication and content type, nothing else. */
-const KEPT_HEADERS = ['psp-timestamp', 'psp-nonce', 'psp-signature', 'content-type', 'user-agent'];
+/**
+ * Headers kept with a notification for audit: authentication, content type, and what an edge
+ * terminating a callback's mTLS says of the client and its certificate; nothing else.
+ */
+const KEPT_HEADERS = [
+  'psp-timestamp',
+  'psp-nonce',
+  'psp-signature',
+  'content-type',
+  'user-agent',
+  'x-forwarded-for',
+  'x-client-cert-subject',
+];
 
 /** A recorded notification as the operator API shows it. */
 export interface NotificationRecord {
@@ -58,11 +70,7 @@ export async function receiveNotification(
       await services.db.query('DELETE FROM channel_nonces WHERE expires_at < $1', [new Date(now)]);
     }
   }
-  const headers: Record<string, string> = {};
-  for (const name of KEPT_HEADERS) {
-    const value = raw.headers[name];
-    if (typeof value === 'string') headers[name] = value;
-  }
+  const headers = keptHeaders(raw);
   const orderNo = check.updates[0]?.reference.slice(0, 64) ?? null;
   const inserted = await services.db.query<{ id: bigint }>(
     `INSERT INTO channel_notifications (channel, event_id, received_at, headers, body, order_no)
@@ -94,6 +102,104 @@ export async function receiveNotification(
     new Date(services.now()),
   ]);
   return { ok: true, outcome };
+}
+
+function keptHeaders(raw: RawNotification): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = raw.headers[name];
+    if (typeof value === 'string') headers[name] = value.slice(0, 512);
+  }
+  return headers;
+}
+
+/** What recording a hint came to: the charges it names, to be asked about (`settleHint`). */
+export type HintReceipt =
+  | { readonly ok: true; readonly id: bigint; readonly tradeNos: readonly string[] }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * Records a callback that is only a hint (a connector with `readHint`, kind pix-api) raw, once
+ * per distinct body (its SHA-256 is the event id: a provider's repeat is recorded once). Nothing
+ * in it is trusted: `settleHint` asks the channel about each charge it names. A body that is
+ * not such a callback is recorded too, as `ignored` with the reason.
+ */
+export async function recordHint(services: Services, connector: Connector, raw: RawNotification): Promise<HintReceipt> {
+  const check = connector.readHint?.(raw.body) ?? { ok: false as const, reason: 'the channel takes no hints' };
+  const eventId = `hint:${createHash('sha256').update(raw.body).digest('base64url')}`;
+  const now = new Date(services.now());
+  const inserted = await services.db.query<{ id: bigint }>(
+    `INSERT INTO channel_notifications (channel, event_id, received_at, headers, body, outcome, detail, applied_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (channel, event_id) DO NOTHING RETURNING id`,
+    [
+      connector.name,
+      eventId,
+      now,
+      JSON.stringify(keptHeaders(raw)),
+      raw.body,
+      check.ok ? 'received' : 'ignored',
+      check.ok ? null : check.reason,
+      check.ok ? null : now,
+    ],
+  );
+  if (!check.ok) return check;
+  let id = inserted.rows[0]?.id;
+  if (id === undefined) {
+    const existing = await services.db.query<{ id: bigint }>(
+      'SELECT id FROM channel_notifications WHERE channel = $1 AND event_id = $2',
+      [connector.name, eventId],
+    );
+    id = existing.rows[0]?.id ?? 0n;
+  }
+  return { ok: true, id, tradeNos: check.tradeNos };
+}
+
+/**
+ * Settles what a recorded hint names, from the channel's answers alone: only charges of this
+ * platform's own open orders on that channel are asked about (any other id, a forged one
+ * included, costs one indexed read and no call to the channel), each through `queryPayment`
+ * (which asks at most once at a time per charge), and the answer goes through `applyUpdate`
+ * like any notification. A channel that does not answer leaves the order to polling.
+ */
+export async function settleHint(
+  services: Services,
+  connector: Connector,
+  receipt: Extract<HintReceipt, { ok: true }>,
+): Promise<ApplyOutcome | 'ignored'> {
+  let outcome: ApplyOutcome | 'ignored' = 'ignored';
+  let detail: string | undefined = 'no open charge of this platform named';
+  let orderNo: string | undefined;
+  for (const tradeNo of receipt.tradeNos) {
+    const open = await services.payments.openByChannelTradeNo(connector.name, tradeNo);
+    if (open === undefined) continue;
+    orderNo ??= open;
+    let state;
+    try {
+      state = await connector.queryPayment({ orderNo: open, channelTradeNo: tradeNo });
+    } catch (error) {
+      if (!(error instanceof ChannelUnavailable)) throw error;
+      detail = `${error.message}; polling settles it`;
+      continue;
+    }
+    if (!state) {
+      detail = 'still open at the channel';
+      continue;
+    }
+    const result = await applyUpdate(services, connector.name, {
+      ...state,
+      kind: 'payment',
+      reference: open,
+      eventId: `cob:${tradeNo}:${state.status}`,
+    });
+    outcome = result.outcome;
+    detail = result.detail;
+  }
+  await services.db.query(
+    `UPDATE channel_notifications SET outcome = $2, detail = $3, applied_at = $4, order_no = COALESCE(order_no, $5)
+      WHERE id = $1`,
+    [receipt.id, outcome, detail ?? null, new Date(services.now()), orderNo ?? null],
+  );
+  return outcome;
 }
 
 /** The newest `limit` notifications of a channel, newest first (operator API, `paygate channels notifications`). */

@@ -55,4 +55,67 @@ export const channelPaths: Record<string, PathItem> = {
       },
     },
   },
+  '/channels/{name}/notifications/pix': {
+    post: {
+      summary: 'Receive an API Pix callback (called by the Pix provider of a pix-api channel, not by merchants)',
+      description:
+        'The callback the API Pix provider makes to the webhook the platform registers at start (`PUT {baseUrl}/webhook/{pixKey}` with `webhookUrl` `<PAYGATE_PUBLIC_URL>/channels/<name>/notifications`). It carries no signature: the API Pix protects it with mTLS, which a deployment terminates at its edge (docs/channels.md). It is only a hint: the body is recorded raw (once per distinct body) and answered 200; then, for each `txid` that names an open payment of this platform on that channel, the platform asks `GET {baseUrl}/cob/{txid}` (at most once at a time per txid) and settles from that answer alone. A forged or replayed callback changes nothing, and ids of no open payment cost no call to the provider.',
+      tags: ['Channels'],
+      parameters: [
+        {
+          name: 'name',
+          in: 'path',
+          required: true,
+          description: 'The channel name (PAYGATE_CHANNELS), of kind pix-api',
+          schema: { type: 'string' },
+        },
+      ],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['pix'],
+              description: 'The API Pix callback body (requestBodies.WebhookPixBody): the Pix received',
+              properties: {
+                pix: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['endToEndId', 'valor', 'horario'],
+                    properties: {
+                      endToEndId: { type: 'string' },
+                      txid: { type: 'string' },
+                      valor: { type: 'string' },
+                      horario: { type: 'string', format: 'date-time' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': {
+          description: 'Recorded (outcome `received`); the charges it names are asked about next',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['msg', 'data'],
+                properties: {
+                  msg: { const: 'SUCCESS' },
+                  data: ref('NotificationOutcome'),
+                },
+              },
+            },
+          },
+        },
+        '400': errorResponse('VALIDATION_FAILED: not an API Pix callback (recorded, nothing asked)'),
+        '404': errorResponse('NOT_FOUND: no such channel of kind pix-api'),
+      },
+    },
+  },
 };

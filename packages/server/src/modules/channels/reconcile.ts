@@ -1,7 +1,8 @@
 import type { Queryable } from '../../db/db.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { scaleOf } from '../../catalog.js';
-import { paymentBook } from '../payments/service.js';
+import { paymentBook, paymentsByChannelTradeNo } from '../payments/service.js';
+import type { ChannelReceipt } from './connector.js';
 import { payoutBook } from '../payouts/service.js';
 
 /**
@@ -152,4 +153,59 @@ export async function reconcile(
     }
   }
   return { channel, date, fileLines: lines.length, matched, mismatches };
+}
+
+/**
+ * A channel's own list of the payments it received on a day (kind pix-api: `GET /pix`) as
+ * settlement lines: each found in the books by the channel's id of it (the endToEndId a
+ * SUCCEEDED payment keeps), else by the charge's id (the txid an open payment keeps: paid at the
+ * channel, not yet here). One found by neither is named by its charge id, `missing_in_books`.
+ */
+export async function receiptLines(
+  db: Queryable,
+  channel: string,
+  receipts: readonly ChannelReceipt[],
+): Promise<SettlementLine[]> {
+  const ids = receipts.flatMap((r) => (r.chargeId === undefined ? [r.channelTradeNo] : [r.channelTradeNo, r.chargeId]));
+  const orders = await paymentsByChannelTradeNo(db, channel, ids);
+  return receipts.map((receipt) => {
+    const reference =
+      orders.get(receipt.channelTradeNo) ??
+      (receipt.chargeId !== undefined ? orders.get(receipt.chargeId) : undefined) ??
+      `txid:${receipt.chargeId ?? receipt.channelTradeNo}`;
+    return {
+      type: 'charge',
+      id: receipt.channelTradeNo,
+      reference,
+      status: 'paid',
+      currency: 'BRL',
+      amount: receipt.amount,
+      paidAmount: receipt.amount,
+    };
+  });
+}
+
+/**
+ * Compares a channel's list of received payments for `date` with the books: only payments that
+ * SUCCEEDED that day are expected in it (a list of money received names no expired or canceled
+ * charge).
+ */
+export async function reconcileReceipts(
+  db: Queryable,
+  channel: string,
+  date: string,
+  receipts: readonly ChannelReceipt[],
+): Promise<ReconcileReport> {
+  const report = await reconcile(db, channel, date, await receiptLines(db, channel, receipts));
+  return {
+    ...report,
+    mismatches: report.mismatches.filter((m) => m.kind !== 'missing_in_file' || m.ours === 'SUCCEEDED'),
+  };
+}
+
+/** The UTC day [from, to) of a YYYY-MM-DD date, in unix ms. */
+export function dayOf(date: string): { from: number; to: number } {
+  const from = Date.parse(`${date}T00:00:00.000Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(from)) throw new Error(`not a date: ${date} (YYYY-MM-DD)`);
+  return { from, to: from + 86_400_000 };
 }

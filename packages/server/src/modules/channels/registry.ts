@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Connector, ConnectorContext } from './connector.js';
+import { pixApiConnector } from './pix-api.js';
 import { pspSimConnector } from './psp-sim.js';
 import { sandboxConnector } from './sandbox.js';
 import type { ChannelSettings } from '../../channel-settings.js';
@@ -47,6 +48,8 @@ function connectorFor(settings: ChannelSettings, context: ConnectorContext): Con
   switch (settings.kind) {
     case 'psp-sim':
       return pspSimConnector(settings, context);
+    case 'pix-api':
+      return pixApiConnector(settings, context);
   }
 }
 

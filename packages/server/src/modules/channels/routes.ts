@@ -6,7 +6,7 @@ import { success } from '../../http/errors.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import type { Services } from '../../services.js';
 import { parseInput } from '../../validation.js';
-import { listNotifications, receiveNotification } from './notifications.js';
+import { listNotifications, receiveNotification, recordHint, settleHint } from './notifications.js';
 import { configuredChannels, syncOrder } from './polling.js';
 
 const noSuchChannel = () => new DomainError('NOT_FOUND', 'no such channel');
@@ -42,6 +42,29 @@ export function channelRoutes(app: FastifyInstance, services: Services): void {
       throw result.code === 'UNAUTHORIZED' ? unauthorized() : new DomainError(result.code, result.reason);
     }
     return success({ outcome: result.outcome });
+  });
+  // The API Pix callback (`{webhookUrl}/pix`): a hint with no signature of its own (the provider's
+  // mTLS ends at the deployment's edge). Answered once recorded; what settles an order is the
+  // provider's answer to `GET /cob/{txid}`, asked after the answer (polling catches any loss).
+  app.post('/channels/:name/notifications/pix', async (request) => {
+    const { name } = request.params as { name: string };
+    const connector = services.channels.get(name);
+    if (!connector?.readHint) throw noSuchChannel();
+    const { path, query } = rawTarget(request);
+    const receipt = await recordHint(services, connector, {
+      method: request.raw.method ?? 'POST',
+      path: query === undefined ? path : `${path}?${query}`,
+      headers: request.headers,
+      body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+    });
+    if (!receipt.ok) {
+      request.log.info({ channel: name, reason: receipt.reason }, 'channel callback refused');
+      throw new DomainError('VALIDATION_FAILED', receipt.reason);
+    }
+    settleHint(services, connector, receipt).catch((error: unknown) =>
+      request.log.error({ err: error, channel: name }, 'settling a channel callback failed; polling settles it'),
+    );
+    return success({ outcome: 'received' });
   });
 }
 

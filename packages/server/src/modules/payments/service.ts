@@ -15,7 +15,14 @@ import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js
 import { perTurnLoader } from '../../db/per-turn.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
-import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
+import {
+  type ClaimedPoll,
+  claimDuePolls,
+  openByChannelTradeNo,
+  type PollClaim,
+  type ServedOrder,
+  servedBy,
+} from '../../db/order-polls.js';
 import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
 import { channelUnavailable } from '../channels/errors.js';
 import type { BookDay, BookRow } from '../orders/book.js';
@@ -323,6 +330,7 @@ export class Payments {
     try {
       answer = await connector.createPayment({
         orderNo: row.order_no,
+        merchantRef: `${row.merchant_id}/${row.merchant_order_no}`,
         currency: row.currency,
         amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
         method: row.method,
@@ -616,6 +624,11 @@ export class Payments {
     return servedBy(this.db, 'payments', orderNo);
   }
 
+  /** An open (PENDING or PROCESSING) payment of `channel` by the channel's id of it (a pix-api txid). */
+  openByChannelTradeNo(channel: string, channelTradeNo: string): Promise<string | undefined> {
+    return openByChannelTradeNo(this.db, 'payments', channel, channelTradeNo);
+  }
+
   /** Claims channel-routed payments due for a status query at their channel (db/order-polls.ts says when). */
   claimDuePolls(claim: PollClaim): Promise<ClaimedPoll[]> {
     return claimDuePolls(this.db, 'payments', claim);
@@ -667,6 +680,19 @@ function channelTradeNo(): string {
   return `CH${Date.now().toString(36).toUpperCase()}${Math.floor(Math.random() * 1e6)
     .toString()
     .padStart(6, '0')}`;
+}
+
+/** The order numbers of a channel's payments by the channel's ids of them (reconciliation without a file). */
+export async function paymentsByChannelTradeNo(
+  q: Queryable,
+  channel: string,
+  channelTradeNos: readonly string[],
+): Promise<Map<string, string>> {
+  const result = await q.query<{ order_no: string; channel_trade_no: string }>(
+    'SELECT order_no, channel_trade_no FROM payments WHERE channel = $1 AND channel_trade_no = ANY($2::text[])',
+    [channel, channelTradeNos],
+  );
+  return new Map(result.rows.map((row) => [row.channel_trade_no, row.order_no]));
 }
 
 /** The channel's payments of a day as charges (channel reconciliation). */
