@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
+import { httpUrl } from '../../http/url.js';
 import { currencyInfo } from '../catalog/catalog.js';
 
 /** One channel of PAYGATE_CHANNELS: its name, kind, what it serves, and its kind's settings. */
@@ -21,7 +22,8 @@ const pspSim = z
   .object({
     ...common,
     kind: z.literal('psp-sim'),
-    baseUrl: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/$/, '')),
+    /** The one URL rule (http/url.ts), kept without a trailing slash. */
+    baseUrl: httpUrl({ httpsOnly: false, maxLength: 2048 }).transform((url) => url.replace(/\/$/, '')),
     secret: z.string().min(1, 'required'),
     /** Milliseconds a call to the channel may take (default 5000). */
     timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
