@@ -34,6 +34,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** 32-byte key that encrypts platform private keys at rest; base64. */
   readonly masterKey: string | undefined;
+  /** The master key being rotated away from (`PAYGATE_MASTER_KEY_PREVIOUS`): opens, never seals. */
+  readonly masterKeyPrevious: string | undefined;
   /** Token for the operator API; generated into the data directory when absent. */
   readonly adminToken: string | undefined;
   /** Delays between webhook delivery attempts, in milliseconds. */
@@ -139,6 +141,7 @@ const envSchema = z.object({
   PAYGATE_SHUTDOWN_DRAIN: durationOrZero.default(5_000),
   PAYGATE_SHUTDOWN_TIMEOUT: duration.default(30_000),
   PAYGATE_MASTER_KEY: z.base64().optional(),
+  PAYGATE_MASTER_KEY_PREVIOUS: z.base64().optional(),
   PAYGATE_ADMIN_TOKEN: z.string().min(24).optional(),
   PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
@@ -200,6 +203,7 @@ export function parseConfig(
     shutdownDrainMs: e.PAYGATE_SHUTDOWN_DRAIN,
     shutdownTimeoutMs: e.PAYGATE_SHUTDOWN_TIMEOUT,
     masterKey: e.PAYGATE_MASTER_KEY,
+    masterKeyPrevious: e.PAYGATE_MASTER_KEY_PREVIOUS,
     adminToken: e.PAYGATE_ADMIN_TOKEN,
     webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',

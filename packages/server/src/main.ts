@@ -1,4 +1,5 @@
 import { ConfigError, parseConfig } from './config.js';
+import { MasterKeyError } from './crypto/master-key.js';
 import { SchemaError } from './db/migrate.js';
 import { writeServerInfo } from './local-state.js';
 import { startTracing } from './observability/tracing.js';
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError || error instanceof SchemaError ? `paygate: ${error.message}` : error);
+  const oneLine = error instanceof ConfigError || error instanceof SchemaError || error instanceof MasterKeyError;
+  console.error(oneLine ? `paygate: ${error.message}` : error);
   process.exit(1);
 });
