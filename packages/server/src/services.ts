@@ -76,7 +76,11 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     observer: metrics,
   });
   const channels = channelRegistry(config, { metrics, now });
-  const merchants = new Merchants(db, config.environment, now);
+  // Disabling a merchant ends its portal sessions in the same transaction (`portal` exists by then).
+  const merchants: Merchants = new Merchants(db, config.environment, now, {
+    onDisabled: (tx, merchantId) => portal.endSessions(tx, merchantId),
+  });
+  const portal: PortalAccounts = new PortalAccounts(db, config, merchants, now);
   return {
     config,
     db,
@@ -92,7 +96,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     payouts: new Payouts(db, config, ledger, now, channels),
     balances: new Balances(ledger),
     rates: new Rates(config),
-    portal: new PortalAccounts(db, config, merchants, now),
+    portal,
     rejectedRequests: new RejectedRequests(db, (accessKey) => merchants.idOfAnyEnvironment(accessKey), now),
   };
 }
