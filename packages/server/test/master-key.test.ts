@@ -16,6 +16,7 @@ import { boxPublicKeyFrom } from '@paygate/protocol';
 import { parseConfig } from '../src/config.js';
 import { generateMasterKey, MasterKeyError, masterKeyFrom, secretSealer } from '../src/crypto/master-key.js';
 import { openDatabase } from '../src/db/db.js';
+import { PLATFORM_KEY_CACHE_MS } from '../src/modules/platform-keys/service.js';
 import { type Platform, startPlatform } from '../src/platform.js';
 import { createMerchant, databases, freshPostgres, paymentInput, post, type TestMerchant } from './harness.js';
 
@@ -72,7 +73,7 @@ async function newStore(database: 'pglite' | 'postgres'): Promise<Store> {
 }
 
 /** Starts a platform in this process with the given master keys over `store`. */
-function startWith(store: Store, keys: { current: string; previous?: string }): Promise<Platform> {
+function startWith(store: Store, keys: { current: string; previous?: string }, now?: () => number): Promise<Platform> {
   const config = parseConfig({
     ...store.env,
     PORT: '0',
@@ -82,7 +83,7 @@ function startWith(store: Store, keys: { current: string; previous?: string }): 
     PAYGATE_MASTER_KEY: keys.current,
     ...(keys.previous ? { PAYGATE_MASTER_KEY_PREVIOUS: keys.previous } : {}),
   });
-  return startPlatform(config, { logger: false });
+  return startPlatform(config, { logger: false, ...(now ? { now } : {}) });
 }
 
 /** `merchant` sealing its requests to the body key `keyId` instead of the one it onboarded with. */
@@ -280,6 +281,45 @@ for (const database of databases()) {
       // The old key opens nothing: alone, or even as the previous key of a wrong current one.
       await assert.rejects(startWith(store, { current: oldKey }), MasterKeyError);
       await assert.rejects(startWith(store, { current: generateMasterKey(), previous: oldKey }), MasterKeyError);
+    });
+  });
+}
+
+if (databases().includes('postgres')) {
+  describe('master key rotation with two instances on one PostgreSQL', () => {
+    it('a rolling restart onto both keys, the re-seal through one: the other keeps signing and opening', async () => {
+      const store = await newStore('postgres');
+      const oldKey = generateMasterKey();
+      const newKey = generateMasterKey();
+      let offset = 0;
+      const clock = () => Date.now() + offset;
+      let a = await startWith(store, { current: oldKey });
+      let b: Platform | undefined;
+      try {
+        const merchant = await createMerchant(a);
+        // The rolling restart: B comes up with both keys while A still runs with the old one.
+        b = await startWith(store, { current: newKey, previous: oldKey }, clock);
+        await everyBodyKeyOpens(a, [merchant]);
+        await everyBodyKeyOpens(b, [merchant]);
+        await a.close();
+        a = await startWith(store, { current: newKey, previous: oldKey });
+        const signerBefore = await b.services.platformKeys.webhookSigner();
+
+        const resealed = await a.services.platformKeys.resealUnderCurrentKey();
+        assert.equal(resealed.resealed.length, 2);
+        // B reads the re-sealed rows once its cache runs out, and opens them with the new key.
+        offset += PLATFORM_KEY_CACHE_MS;
+        await everyBodyKeyOpens(b, [merchant]);
+        assert.equal((await b.services.platformKeys.webhookSigner()).keyid, signerBefore.keyid);
+        await b.close();
+        b = await startWith(store, { current: newKey });
+        await everyBodyKeyOpens(b, [merchant]);
+        await assert.rejects(startWith(store, { current: oldKey }), MasterKeyError);
+      } finally {
+        await b?.close();
+        await a.close();
+        await store.drop();
+      }
     });
   });
 }
