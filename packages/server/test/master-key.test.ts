@@ -45,7 +45,7 @@ async function startProcess(env: Record<string, string>): Promise<{ code: number
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + 240_000; // generous: a loaded machine starts slowly
   while (Date.now() < deadline && child.exitCode === null && !stdout.includes('paygate listening')) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -179,6 +179,17 @@ if (databases().includes('postgres')) {
         // Nothing was changed: the first data directory's key still starts.
         const back = await startProcess({ ...env, PAYGATE_DATA_DIR: dirs[0] as string });
         assert.equal(back.code, 0, back.output);
+        // `paygate worker` (it signs webhooks) is refused the same way, with the same one line.
+        const worker = await run(process.execPath, ['--conditions=source', '--import', 'tsx', CLI, 'worker'], {
+          cwd: ROOT,
+          env: { ...process.env, ...env, PAYGATE_DATA_DIR: dirs[1] as string },
+        }).then(
+          () => ({ code: 0, stderr: '' }),
+          (error: { code: number; stderr: string }) => error,
+        );
+        assert.equal(worker.code, 1, worker.stderr);
+        assert.equal(worker.stderr.trim().split('\n').length, 1, worker.stderr);
+        assert.match(worker.stderr, /does not open the sandbox platform keys in this database/);
       } finally {
         await pg.drop();
         for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
