@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { currencyInfo } from './catalog.js';
+import { httpUrl, parseHttpUrl } from './http/url.js';
 
 /** One channel of PAYGATE_CHANNELS: its name, kind, what it serves, and its kind's settings. */
 export type ChannelSettings = z.infer<typeof channelSchema>;
@@ -22,14 +23,23 @@ const pspSim = z
   .object({
     ...common,
     kind: z.literal('psp-sim'),
-    baseUrl: z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/$/, '')),
+    /** The one URL rule (http/url.ts), kept without a trailing slash. */
+    baseUrl: httpUrl({ httpsOnly: false, maxLength: 2048 }).transform((url) => url.replace(/\/$/, '')),
     secret: z.string().min(1, 'required'),
     /** Milliseconds a call to the channel may take (default 5000). */
     timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
   })
   .strict();
 
-const httpsUrl = z.url({ protocol: /^https$/, error: 'an https URL' }).transform((url) => url.replace(/\/$/, ''));
+/** The one URL rule (http/url.ts), https only, kept without a trailing slash. */
+const httpsUrl = z.string().transform((raw, context) => {
+  const parsed = parseHttpUrl(raw, { httpsOnly: true });
+  if (!parsed.ok) {
+    context.addIssue({ code: 'custom', message: 'an https URL' });
+    return z.NEVER;
+  }
+  return parsed.url.href.replace(/\/$/, '');
+});
 
 /** Reads a PEM file named in the settings; a problem becomes an issue of that member. */
 function readPem(path: string, ctx: z.RefinementCtx): string | undefined {

@@ -35,6 +35,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** 32-byte key that encrypts platform private keys at rest; base64. */
   readonly masterKey: string | undefined;
+  /** The master key being rotated away from (`PAYGATE_MASTER_KEY_PREVIOUS`): opens, never seals. */
+  readonly masterKeyPrevious: string | undefined;
   /** Token for the operator API; generated into the data directory when absent. */
   readonly adminToken: string | undefined;
   /** Delays between webhook delivery attempts, in milliseconds. */
@@ -141,6 +143,7 @@ const envSchema = z.object({
   PAYGATE_SHUTDOWN_TIMEOUT: duration.default(30_000),
   PAYGATE_MASTER_KEY: z.base64().optional(),
   PAYGATE_MASTER_KEY_FILE: z.string().optional(),
+  PAYGATE_MASTER_KEY_PREVIOUS: z.base64().optional(),
   PAYGATE_ADMIN_TOKEN: z.string().min(24).optional(),
   PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
@@ -234,6 +237,7 @@ export function parseConfig(
     shutdownDrainMs: e.PAYGATE_SHUTDOWN_DRAIN,
     shutdownTimeoutMs: e.PAYGATE_SHUTDOWN_TIMEOUT,
     masterKey,
+    masterKeyPrevious: e.PAYGATE_MASTER_KEY_PREVIOUS,
     adminToken: e.PAYGATE_ADMIN_TOKEN,
     webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',

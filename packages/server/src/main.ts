@@ -1,5 +1,6 @@
 import { DirectoryInUseError } from '@paygate/dir-lock';
 import { ConfigError, parseConfig } from './config.js';
+import { MasterKeyError } from './crypto/master-key.js';
 import { SchemaError } from './db/migrate.js';
 import { databaseStartFailure } from './db/start-failure.js';
 import { writeServerInfo } from './local-state.js';
@@ -40,7 +41,11 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const database = databaseStartFailure(error, process.env.DATABASE_URL || undefined);
-  const oneLine = error instanceof ConfigError || error instanceof SchemaError || error instanceof DirectoryInUseError;
+  const oneLine =
+    error instanceof ConfigError ||
+    error instanceof SchemaError ||
+    error instanceof DirectoryInUseError ||
+    error instanceof MasterKeyError;
   if (database) console.error(`paygate: ${database}`);
   else console.error(oneLine ? `paygate: ${error.message}` : error);
   process.exit(1);

@@ -1,5 +1,5 @@
 import type { Config } from './config.js';
-import { loadMasterKey, secretSealer } from './crypto/master-key.js';
+import { loadMasterKeys, secretSealer } from './crypto/master-key.js';
 import type { Db } from './db/db.js';
 import { Nonces } from './modules/auth/service.js';
 import { Balances } from './modules/balances/service.js';
@@ -43,7 +43,7 @@ export interface Services {
 
 export interface ServiceOptions {
   readonly now?: () => number;
-  /** The master key, when the caller has it already (tests); otherwise loaded from config. */
+  /** The current master key, when the caller has it already (tests); otherwise loaded from config. */
   readonly masterKey?: Buffer;
   /** Extra payment hooks; the ledger's credit on SUCCEEDED always runs first. */
   readonly paymentHooks?: PaymentHooks;
@@ -54,7 +54,8 @@ export interface ServiceOptions {
 /** Builds the services over an open, migrated database. */
 export function createServices(config: Config, db: Db, options: ServiceOptions = {}): Services {
   const now = options.now ?? Date.now;
-  const sealer = secretSealer(options.masterKey ?? loadMasterKey(config));
+  const masterKeys = loadMasterKeys(config, options.masterKey);
+  const sealer = secretSealer(masterKeys);
   const ledger = new Ledger(db, config, now);
   const extraHooks = options.paymentHooks ?? {};
   // A SUCCEEDED payment credits the merchant in the transaction that moves it (PaymentHooks).
@@ -64,7 +65,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
       await extraHooks.onSucceeded?.(tx, payment);
     },
   };
-  const platformKeys = new PlatformKeys(db, config.environment, sealer, now);
+  const platformKeys = new PlatformKeys(db, config.environment, sealer, now, masterKeys.source);
   // The queue gauges read the outbox when scraped, by which time `webhooks` exists.
   const nonces = new Nonces(db, now);
   const metrics: Metrics = new Metrics(() => webhooks.queueStats(), {
@@ -76,7 +77,11 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     observer: metrics,
   });
   const channels = channelRegistry(config, { metrics, now });
-  const merchants = new Merchants(db, config.environment, now);
+  // Disabling a merchant ends its portal sessions in the same transaction (`portal` exists by then).
+  const merchants: Merchants = new Merchants(db, config.environment, now, {
+    onDisabled: (tx, merchantId) => portal.endSessions(tx, merchantId),
+  });
+  const portal: PortalAccounts = new PortalAccounts(db, config, merchants, now);
   return {
     config,
     db,
@@ -92,7 +97,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     payouts: new Payouts(db, config, ledger, now, channels),
     balances: new Balances(ledger),
     fees: new Fees(config),
-    portal: new PortalAccounts(db, config, merchants, now),
+    portal,
     rejectedRequests: new RejectedRequests(db, (accessKey) => merchants.idOfAnyEnvironment(accessKey), now),
   };
 }

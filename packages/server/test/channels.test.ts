@@ -289,6 +289,11 @@ describe('PAYGATE_CHANNELS', () => {
         ),
         /BRL\/PIX is already served by a/,
       ],
+      // The one URL rule (http/url.ts): an empty host the WHATWG parser would fill from the path.
+      ...['http:///x', 'https:///x', 'http:x', 'http://@x/', 'ftp://x/'].map((baseUrl, i): [string, RegExp] => [
+        write(`url-${i}.json`, JSON.stringify({ channels: [{ name: 'a', kind: 'psp-sim', baseUrl, secret: SECRET }] })),
+        /channels\.0\.baseUrl: /,
+      ]),
     ];
     for (const [file, message] of cases) {
       assert.throws(

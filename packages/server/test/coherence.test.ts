@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { generateSigningKey } from '@paygate/protocol';
 import { after, before, describe, it } from 'node:test';
-import { secretSealer } from '../src/crypto/master-key.js';
+import { masterKeyFrom, secretSealer } from '../src/crypto/master-key.js';
 import type { Db } from '../src/db/db.js';
 import { MERCHANT_CACHE_MS, Merchants } from '../src/modules/merchants/service.js';
 import { BODY_KEY_CACHE_ENTRIES, PLATFORM_KEY_CACHE_MS, PlatformKeys } from '../src/modules/platform-keys/service.js';
@@ -137,7 +137,12 @@ for (const database of databases()) {
     });
 
     it('20 body-key and webhook-key lookups after the cache expired read each key once', async () => {
-      const keys = new PlatformKeys(counted, platform.config.environment, secretSealer(TEST_MASTER_KEY), () => clock);
+      const keys = new PlatformKeys(
+        counted,
+        platform.config.environment,
+        secretSealer({ current: masterKeyFrom(TEST_MASTER_KEY), previous: undefined }),
+        () => clock,
+      );
       statements.length = 0;
       clock += PLATFORM_KEY_CACHE_MS;
       const [pairs, signers] = await Promise.all([
@@ -150,7 +155,12 @@ for (const database of databases()) {
     });
 
     it('made-up body keyIds cannot grow the body-key cache without bound', async () => {
-      const keys = new PlatformKeys(counted, platform.config.environment, secretSealer(TEST_MASTER_KEY), () => clock);
+      const keys = new PlatformKeys(
+        counted,
+        platform.config.environment,
+        secretSealer({ current: masterKeyFrom(TEST_MASTER_KEY), previous: undefined }),
+        () => clock,
+      );
       const known = merchant.bodyKey.keyId;
       statements.length = 0;
       assert.ok(await keys.bodyKeyPair(known));

@@ -12,6 +12,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   merchants: 'modules/merchants/',
   merchant_keys: 'modules/merchants/',
   platform_keys: 'modules/platform-keys/',
+  master_key_checks: 'modules/platform-keys/',
   request_nonces: 'modules/auth/',
   payments: 'modules/payments/',
   payouts: 'modules/payouts/',

@@ -45,13 +45,30 @@ const REFUSED: Record<string, string[]> = {
     'http://[::1/',
     'https://sh%op.example/',
   ],
-  'empty or missing host': ['https://:443/hook', 'http:///', 'https://?q=1', 'https://#x', 'https:'],
+  'empty or missing host': [
+    'https://:443/hook',
+    'http:///',
+    'https://?q=1',
+    'https://#x',
+    'https:',
+    // The WHATWG parser makes each of these http(s)://x/ (RFC 9110 §4.2.1: must be rejected).
+    'http:///x',
+    'https:///x',
+    'https:////x',
+    'http://\\x',
+    'http:x',
+    'https:shop.example/x',
+    'http:/x',
+    'https:\\x',
+  ],
   credentials: [
     'https://user@shop.example/hook',
     'https://user:secret@shop.example/hook',
     'https://:secret@shop.example/hook',
     'https://shop.example@evil.example/hook',
     'http://user%40x:p@shop.example/',
+    'http://@shop.example/',
+    'https://:@shop.example/',
   ],
   fragment: ['https://shop.example/hook#x', 'https://shop.example/hook#', 'https://shop.example/p?q=1#frag'],
   'scheme other than http(s)': [
@@ -79,7 +96,6 @@ const NORMALIZED: [input: string, stored: string][] = [
   ['https://shop.example/a/../b/./c', 'https://shop.example/b/c'],
   ['https://shop.example/%7Efoo/%2e%2E/bar', 'https://shop.example/bar'],
   ['https://shop.example\\hooks\\payment', 'https://shop.example/hooks/payment'],
-  ['https:shop.example/x', 'https://shop.example/x'],
   ['https://bücher.example/ünï?q=ç', 'https://xn--bcher-kva.example/%C3%BCn%C3%AF?q=%C3%A7'],
   ['https://shop.example/q?x="y"&z=<1>', 'https://shop.example/q?x=%22y%22&z=%3C1%3E'],
   ['https://shop.example:8443/h?', 'https://shop.example:8443/h?'],
@@ -178,6 +194,21 @@ for (const database of databases()) {
       }
       assert.equal(await count(platform, 'payments'), payments);
       assert.equal(await count(platform, 'payouts'), payouts);
+    });
+
+    it('refuses an empty host as returnUrl too, naming returnUrl, creating nothing', async () => {
+      const payments = await count(platform, 'payments');
+      for (const returnUrl of REFUSED['empty or missing host'] ?? []) {
+        const response = await post<unknown>(platform, merchant, '/api/v1/payments', paymentInput({ returnUrl }));
+        assert.equal(response.status, 400, `${JSON.stringify(returnUrl)}: ${JSON.stringify(response.body)}`);
+        assert.equal(response.body.msg, 'VALIDATION_FAILED');
+        assert.deepEqual(
+          response.body.errors?.map((e) => e.field),
+          ['returnUrl'],
+          JSON.stringify(returnUrl),
+        );
+      }
+      assert.equal(await count(platform, 'payments'), payments);
     });
 
     it('refuses them at payment and payout update, changing nothing', async () => {

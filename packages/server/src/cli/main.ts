@@ -16,6 +16,10 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate keys list [--json]                          platform body and webhook keys
   paygate keys rotate --kind body|webhook [--json]    new active key; the old one stays enabled
   paygate keys retire --key-id ID [--json]            stop accepting / publishing an enabled key
+  paygate master-key generate                         print a new random master key (base64; nothing is changed)
+  paygate master-key status [--json]                  the master keys the platform keys are sealed under
+  paygate master-key reseal [--json]                  re-seal every platform key under the server's PAYGATE_MASTER_KEY
+        and retire every other master key (docs/operations.md, "Master key")
   paygate events resend --event-id EVT [--json]       deliver a webhook event again (same id and body, fresh signature)
   paygate worker                                      run the webhook dispatcher as its own process (needs DATABASE_URL)
   paygate migrate [--json]                            apply the database migrations this build has, then exit
@@ -191,6 +195,12 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     if (!clean) process.exitCode = 1;
     return;
   }
+  if (group === 'master-key' && command === 'generate') {
+    // Offline: a key for the operator to store; the server learns it only from PAYGATE_MASTER_KEY.
+    const { generateMasterKey } = await import('../crypto/master-key.js');
+    process.stdout.write(`${generateMasterKey()}\n`);
+    return;
+  }
   const api = operator(env);
   const key = (name: string) => encodeURIComponent(required(values, name));
   switch (`${group} ${command ?? ''}`.trim()) {
@@ -226,6 +236,10 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       return print(await api.call('GET', '/platform-keys'), json);
     case 'keys rotate':
       return print(await api.call('POST', '/platform-keys/rotate', { kind: required(values, 'kind') }), json);
+    case 'master-key status':
+      return print(await api.call('GET', '/master-key'), json);
+    case 'master-key reseal':
+      return print(await api.call('POST', '/master-key/reseal'), json);
     case 'events resend':
       return print(await api.call('POST', '/events/resend', { eventId: required(values, 'event-id') }), json);
     case 'keys retire':

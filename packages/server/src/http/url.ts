@@ -11,9 +11,29 @@ export type HttpUrlResult = { ok: true; url: URL } | { ok: false; reason: string
 const CONTROL_OR_WHITESPACE = /[\p{Cc}\s]/u;
 
 /**
+ * The authority as written: `scheme://` and what follows up to the path, query or fragment.
+ * The WHATWG parser forgives a missing or empty authority for http(s): `http:///x`, `http:/x`
+ * and `http:x` all become `http://x/`, taking the host from the path. RFC 9110 §4.2.1 says a
+ * recipient must reject an http(s) URI with an empty host, so the raw input is held to it
+ * (a backslash ends the authority as the WHATWG parser reads it for these schemes).
+ */
+const WRITTEN_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/\\?#]*)/i;
+
+/** Why the authority as written in `raw` is refused, if it is. */
+function writtenAuthorityFault(raw: string): string | undefined {
+  const authority = WRITTEN_AUTHORITY.exec(raw)?.[1];
+  if (authority === undefined) return 'must start with scheme:// and a host';
+  // Even an empty userinfo (`http://@host/`), which the parser drops without a trace.
+  if (authority.includes('@')) return 'must not have credentials';
+  const host = authority.startsWith('[') ? authority : authority.replace(/:[^:]*$/, '');
+  return host === '' ? 'has no host' : undefined;
+}
+
+/**
  * The one rule for every URL the platform accepts: parsed with the WHATWG URL parser, no
  * control characters or whitespace in the raw input, an http(s) scheme (https only when
- * `httpsOnly`), a host, no credentials and no fragment. The URL to keep is `url.href`, the
+ * `httpsOnly`), a host written after `scheme://` (not one the parser took from the path), no
+ * credentials and no fragment. The URL to keep is `url.href`, the
  * normalized form; whoever calls or signs for it uses that same string.
  */
 export function parseHttpUrl(raw: string, options: { httpsOnly: boolean }): HttpUrlResult {
@@ -28,6 +48,8 @@ export function parseHttpUrl(raw: string, options: { httpsOnly: boolean }): Http
   if (!schemes.includes(url.protocol)) {
     return { ok: false, reason: options.httpsOnly ? 'must be an https URL' : 'must be an http or https URL' };
   }
+  const fault = writtenAuthorityFault(raw);
+  if (fault !== undefined) return { ok: false, reason: fault };
   if (url.hostname === '') return { ok: false, reason: 'has no host' };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not have credentials' };
   // `hash` is empty for a bare `#` as well, but the normalized form keeps the `#`.

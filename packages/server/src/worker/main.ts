@@ -44,6 +44,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     onWait: (pending) => log.info({ pending }, 'waiting for `paygate migrate`'),
   });
   const services = createServices(config, db);
+  // A worker signs webhooks: a master key that cannot open the platform keys stops it here, with
+  // the same one line as the server, instead of failing every delivery.
+  await services.platformKeys.verifyMasterKey();
   const worker = workerId();
   const concurrency = config.webhookConcurrency;
   const stopDispatcher = startDispatcher(services.webhooks, log, { concurrency, worker });

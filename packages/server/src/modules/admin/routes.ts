@@ -127,4 +127,8 @@ export function adminRoutes(admin: FastifyInstance, services: Services, adminTok
     const { keyId } = parseInput(retirePlatformKeyInput, request.body);
     return success(await services.platformKeys.retire(keyId));
   });
+  // Master key rotation: which master keys the platform keys are sealed under, and the re-seal
+  // under this instance's PAYGATE_MASTER_KEY (docs/operations.md, "Master key").
+  admin.get('/master-key', async () => success(await services.platformKeys.masterKeyStatus()));
+  admin.post('/master-key/reseal', async () => success(await services.platformKeys.resealUnderCurrentKey()));
 }

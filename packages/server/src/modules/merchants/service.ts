@@ -2,7 +2,7 @@ import type { MerchantKey } from '@paygate/wire';
 import { publicKeyFrom } from '@paygate/protocol';
 import { TtlPromiseCache } from '../../cache/ttl-promise-cache.js';
 import type { Environment } from '../../config.js';
-import { type Db, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
+import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import { randomToken } from '../../ids.js';
 
@@ -22,6 +22,14 @@ export interface MerchantProfile {
   readonly name: string;
   readonly accessKey: string;
   readonly environment: Environment;
+  /** Disabled by the operator: its API requests, portal sessions and sign-ins are refused. */
+  readonly disabled: boolean;
+}
+
+/** What else happens, in the same transaction, when a merchant is disabled. */
+export interface MerchantHooks {
+  /** The portal ends the merchant's sessions here (enabling it again does not bring them back). */
+  onDisabled?(tx: Queryable, merchantId: bigint): Promise<void>;
 }
 
 export type MerchantKeyInfo = MerchantKey;
@@ -63,6 +71,7 @@ export class Merchants {
     private readonly db: Db,
     private readonly environment: Environment,
     private readonly now: () => number = Date.now,
+    private readonly hooks: MerchantHooks = {},
   ) {}
 
   /** Onboards a merchant with its first public key; the access key carries the environment. */
@@ -142,15 +151,21 @@ export class Merchants {
 
   /**
    * Disables or enables a merchant. A disabled merchant's requests fail authentication like an
-   * unknown access key's; its orders, balances and pending webhooks are untouched.
+   * unknown access key's (every instance within MERCHANT_CACHE_MS); its portal sessions end in the
+   * same transaction and its users cannot sign in (every instance at once: the portal reads the
+   * merchant on each request). Its orders, balances and pending webhooks are untouched.
    */
   async setDisabled(accessKey: string, disabled: boolean): Promise<{ accessKey: string; disabled: boolean }> {
-    const result = await this.db.query(
-      `UPDATE merchants SET disabled_at = CASE WHEN $3 THEN coalesce(disabled_at, $4) END
-        WHERE access_key = $1 AND environment = $2`,
-      [accessKey, this.environment, disabled, new Date(this.now())],
-    );
-    if (result.rowCount === 0) throw new DomainError('NOT_FOUND', 'no such merchant');
+    await this.db.transaction(async (tx) => {
+      const result = await tx.query<{ id: bigint }>(
+        `UPDATE merchants SET disabled_at = CASE WHEN $3 THEN coalesce(disabled_at, $4) END
+          WHERE access_key = $1 AND environment = $2 RETURNING id`,
+        [accessKey, this.environment, disabled, new Date(this.now())],
+      );
+      const merchant = result.rows[0];
+      if (!merchant) throw new DomainError('NOT_FOUND', 'no such merchant');
+      if (disabled) await this.hooks.onDisabled?.(tx, merchant.id);
+    });
     this.cache.delete(accessKey);
     return { accessKey, disabled };
   }
@@ -179,12 +194,22 @@ export class Merchants {
 
   /** A merchant's name, access key and environment by id, disabled or not (portal sessions, cashier page). */
   async profile(id: bigint): Promise<MerchantProfile | undefined> {
-    const result = await this.db.query<{ name: string; access_key: string; environment: Environment }>(
-      'SELECT name, access_key, environment FROM merchants WHERE id = $1',
-      [id],
-    );
+    const result = await this.db.query<{
+      name: string;
+      access_key: string;
+      environment: Environment;
+      disabled_at: Date | null;
+    }>('SELECT name, access_key, environment, disabled_at FROM merchants WHERE id = $1', [id]);
     const row = result.rows[0];
-    return row && { id, name: row.name, accessKey: row.access_key, environment: row.environment };
+    return (
+      row && {
+        id,
+        name: row.name,
+        accessKey: row.access_key,
+        environment: row.environment,
+        disabled: row.disabled_at !== null,
+      }
+    );
   }
 
   async keys(accessKey: string): Promise<MerchantKeyInfo[]> {

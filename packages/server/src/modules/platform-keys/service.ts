@@ -8,7 +8,7 @@ import {
 } from '@paygate/protocol';
 import { TtlPromiseCache } from '../../cache/ttl-promise-cache.js';
 import type { Environment } from '../../config.js';
-import type { SecretSealer } from '../../crypto/master-key.js';
+import { MasterKeyError, type SecretSealer } from '../../crypto/master-key.js';
 import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { DomainError } from '../../errors.js';
 import { randomToken } from '../../ids.js';
@@ -27,11 +27,14 @@ export interface PlatformKeyInfo {
 }
 
 interface PlatformKeyRow {
+  id: string;
   key_id: string;
   kind: PlatformKeyKind;
   status: PlatformKeyStatus;
   public_key: Uint8Array;
   secret_sealed: Uint8Array;
+  /** The id of the master key it is sealed under (NULL only before the first start after 0016). */
+  sealed_under: string | null;
   created_at: Date;
   retired_at: Date | null;
 }
@@ -53,6 +56,28 @@ const toInfo = (row: PlatformKeyRow): PlatformKeyInfo => ({
 export const PLATFORM_KEY_CACHE_MS = 5_000;
 /** Body keys kept at most (known and unknown keyIds); past this the cache starts afresh. */
 export const BODY_KEY_CACHE_ENTRIES = 1_000;
+
+/** Any fixed number: serializes the master-key check and re-seal across instances. */
+const MASTER_KEY_LOCK = 727_016;
+
+/** Where an environment's seals stand: which master keys they need, and which this process holds. */
+export interface MasterKeyStatus {
+  /** The key this process seals under (`PAYGATE_MASTER_KEY`). */
+  readonly currentKeyId: string;
+  /** The master keys with a key check in the database: two while a rotation is under way. */
+  readonly checkedKeyIds: readonly string[];
+  /** How many platform keys (retired ones included) are sealed under each master key. */
+  readonly sealedUnder: Readonly<Record<string, number>>;
+}
+
+/** What a re-seal did. */
+export interface MasterKeyReseal {
+  readonly currentKeyId: string;
+  /** The platform keys re-sealed under the current master key. */
+  readonly resealed: readonly string[];
+  /** The master keys whose key check was removed: they open nothing any more. */
+  readonly retiredMasterKeyIds: readonly string[];
+}
 
 /** The active webhook signing key and its keyid. */
 export interface WebhookSigner {
@@ -90,7 +115,138 @@ export class PlatformKeys {
     private readonly environment: Environment,
     private readonly sealer: SecretSealer,
     private readonly now: () => number = Date.now,
+    /** Where the current master key came from, for the line a refused start prints. */
+    private readonly masterKeySource = 'PAYGATE_MASTER_KEY',
   ) {}
+
+  /** Opens a row's private key under the master key it was sealed under. */
+  private openSecret(row: PlatformKeyRow): Buffer {
+    return this.sealer.open(Buffer.from(row.secret_sealed), row.key_id, row.sealed_under ?? this.sealer.currentKeyId);
+  }
+
+  /**
+   * Refuses to go on (MasterKeyError, one line) unless this process holds every master key the
+   * environment's platform keys are sealed under, each proven by its key check; records the key
+   * check of the current key. Keys sealed before key checks existed are opened once to learn
+   * their master key. Runs at every start, before anything is served: a wrong master key (say a
+   * sandbox data directory that lost its master.key while the keys live in PostgreSQL) would
+   * otherwise fail every request that needs a platform key.
+   */
+  async verifyMasterKey(): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MASTER_KEY_LOCK]);
+      const checks = await tx.query<{ key_id: string; check_sealed: Uint8Array }>(
+        'SELECT key_id, check_sealed FROM master_key_checks WHERE environment = $1 ORDER BY created_at',
+        [this.environment],
+      );
+      const unopened = checks.rows
+        .filter((check) => !this.sealer.opensKeyCheck(check.key_id, Buffer.from(check.check_sealed)))
+        .map((check) => check.key_id);
+      if (unopened.length > 0) throw this.wrongKey(unopened);
+      const unlabelled = await tx.query<PlatformKeyRow>(
+        'SELECT * FROM platform_keys WHERE environment = $1 AND sealed_under IS NULL ORDER BY id FOR UPDATE',
+        [this.environment],
+      );
+      for (const row of unlabelled.rows) {
+        const under = this.sealer.heldKeyIds.find((keyId) => {
+          try {
+            this.sealer.open(Buffer.from(row.secret_sealed), row.key_id, keyId);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        if (under === undefined) throw this.wrongKey(['the master key they were sealed under']);
+        await tx.query('UPDATE platform_keys SET sealed_under = $2 WHERE id = $1', [row.id, under]);
+      }
+      const unheld = await tx.query<{ sealed_under: string }>(
+        'SELECT DISTINCT sealed_under FROM platform_keys WHERE environment = $1 AND sealed_under IS NOT NULL',
+        [this.environment],
+      );
+      const missing = unheld.rows.map((row) => row.sealed_under).filter((keyId) => !this.sealer.holds(keyId));
+      if (missing.length > 0) throw this.wrongKey(missing);
+      await tx.query(
+        `INSERT INTO master_key_checks (environment, key_id, check_sealed) VALUES ($1, $2, $3)
+         ON CONFLICT (environment, key_id) DO NOTHING`,
+        [this.environment, this.sealer.currentKeyId, this.sealer.keyCheck()],
+      );
+    });
+  }
+
+  private wrongKey(needed: readonly string[]): MasterKeyError {
+    return new MasterKeyError(
+      `the master key ${this.sealer.currentKeyId} (from ${this.masterKeySource}) does not open the ${this.environment} ` +
+        `platform keys in this database, which are sealed under ${needed.join(' and ')}: start with that key in ` +
+        'PAYGATE_MASTER_KEY (during a rotation, the old one in PAYGATE_MASTER_KEY_PREVIOUS); a new master key cannot ' +
+        'open them, and nothing was changed',
+    );
+  }
+
+  /** Which master keys the environment's platform keys are sealed under. */
+  async masterKeyStatus(): Promise<MasterKeyStatus> {
+    const checks = await this.db.query<{ key_id: string }>(
+      'SELECT key_id FROM master_key_checks WHERE environment = $1 ORDER BY created_at, key_id',
+      [this.environment],
+    );
+    const counts = await this.db.query<{ sealed_under: string | null; keys: number }>(
+      `SELECT sealed_under, count(*)::int AS keys FROM platform_keys WHERE environment = $1
+       GROUP BY sealed_under ORDER BY sealed_under`,
+      [this.environment],
+    );
+    return {
+      currentKeyId: this.sealer.currentKeyId,
+      checkedKeyIds: checks.rows.map((row) => row.key_id),
+      sealedUnder: Object.fromEntries(counts.rows.map((row) => [row.sealed_under ?? 'unknown', row.keys])),
+    };
+  }
+
+  /**
+   * Re-seals every platform private key of the environment (retired ones too) under the current
+   * master key, in one transaction, and removes the key checks of every other master key: from
+   * then on a process holding only an old key refuses to start. The decrypted keys do not change,
+   * so nothing in flight is disturbed. Refused (changing nothing) when a key is sealed under a
+   * master key this instance does not hold.
+   */
+  async resealUnderCurrentKey(): Promise<MasterKeyReseal> {
+    const current = this.sealer.currentKeyId;
+    return this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MASTER_KEY_LOCK]);
+      const stale = await tx.query<PlatformKeyRow>(
+        `SELECT * FROM platform_keys WHERE environment = $1 AND sealed_under IS DISTINCT FROM $2 ORDER BY id FOR UPDATE`,
+        [this.environment, current],
+      );
+      for (const row of stale.rows) {
+        if (row.sealed_under === null || !this.sealer.holds(row.sealed_under)) {
+          throw new DomainError(
+            'INVALID_STATE',
+            `platform key ${row.key_id} is sealed under master key ${row.sealed_under ?? 'unknown'}, which this instance ` +
+              'does not hold: restart it with that key in PAYGATE_MASTER_KEY_PREVIOUS first',
+          );
+        }
+        const secret = this.openSecret(row);
+        const { sealed } = this.sealer.seal(secret, row.key_id);
+        await tx.query('UPDATE platform_keys SET secret_sealed = $2, sealed_under = $3 WHERE id = $1', [
+          row.id,
+          sealed,
+          current,
+        ]);
+      }
+      await tx.query(
+        `INSERT INTO master_key_checks (environment, key_id, check_sealed) VALUES ($1, $2, $3)
+         ON CONFLICT (environment, key_id) DO NOTHING`,
+        [this.environment, current, this.sealer.keyCheck()],
+      );
+      const retired = await tx.query<{ key_id: string }>(
+        'DELETE FROM master_key_checks WHERE environment = $1 AND key_id <> $2 RETURNING key_id',
+        [this.environment, current],
+      );
+      return {
+        currentKeyId: current,
+        resealed: stale.rows.map((row) => row.key_id),
+        retiredMasterKeyIds: retired.rows.map((row) => row.key_id).sort(),
+      };
+    });
+  }
 
   private prefix(kind: PlatformKeyKind): string {
     return `${kind === 'body' ? 'bk' : 'wk'}_${this.environment === 'sandbox' ? 'test' : 'live'}_`;
@@ -100,16 +256,20 @@ export class PlatformKeys {
     const keyId = this.prefix(kind) + randomToken(16);
     const pair = kind === 'body' ? generateBoxKeyPair() : generateSigningKey();
     // Body keys keep the 32-byte X25519 secret; webhook keys keep the 64-byte Ed25519 key.
-    const sealed = this.sealer.seal(pair.secretKey, keyId);
+    const { sealed, sealedUnder } = this.sealer.seal(pair.secretKey, keyId);
     await tx.query(
-      `INSERT INTO platform_keys (key_id, kind, environment, public_key, secret_sealed, status)
-       VALUES ($1, $2, $3, $4, $5, 'active')`,
-      [keyId, kind, this.environment, pair.publicKey, sealed],
+      `INSERT INTO platform_keys (key_id, kind, environment, public_key, secret_sealed, sealed_under, status)
+       VALUES ($1, $2, $3, $4, $5, $6, 'active')`,
+      [keyId, kind, this.environment, pair.publicKey, sealed, sealedUnder],
     );
   }
 
-  /** Creates an active key of each kind if there is none (safe when instances start together). */
+  /**
+   * Checks the master key (verifyMasterKey) and creates an active key of each kind if there is
+   * none (safe when instances start together).
+   */
   async ensure(): Promise<void> {
+    await this.verifyMasterKey();
     for (const kind of ['body', 'webhook'] as const) {
       try {
         await this.db.transaction(async (tx) => {
@@ -191,7 +351,7 @@ export class PlatformKeys {
     const row = result.rows[0];
     let pair: BoxKeyPair | undefined;
     if (row) {
-      const opened = boxKeyPairFrom(this.sealer.open(Buffer.from(row.secret_sealed), row.key_id));
+      const opened = boxKeyPairFrom(this.openSecret(row));
       pair = opened.ok ? opened.value : undefined;
     }
     return pair;
@@ -209,7 +369,7 @@ export class PlatformKeys {
     );
     const row = result.rows[0];
     if (!row) throw new Error('no active webhook key: call ensure() at start-up');
-    const key = signingKeyFrom(this.sealer.open(Buffer.from(row.secret_sealed), row.key_id));
+    const key = signingKeyFrom(this.openSecret(row));
     if (!key.ok) throw new Error(`webhook key ${row.key_id} does not load: ${key.error.reason}`);
     return { keyid: row.key_id, key: key.value };
   }

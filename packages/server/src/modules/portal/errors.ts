@@ -6,6 +6,12 @@ export const portalErrors = declareErrors({
   LOGIN_FAILED: { status: 401, message: 'wrong email or password', kind: 'private' },
   /** Too many failed sign-ins for this email or from this address; Retry-After says how long. */
   LOGIN_LOCKED: { status: 429, message: 'too many failed sign-ins; try again later', kind: 'private' },
+  /** The right password, but the operator disabled the user's merchant (`paygate merchant disable`). */
+  MERCHANT_DISABLED: {
+    status: 403,
+    message: 'this merchant is disabled: ask the platform operator',
+    kind: 'private',
+  },
   /** A state-changing request without the session's CSRF token, or from another origin. */
   CSRF_REJECTED: { status: 403, message: 'cross-site request refused', kind: 'private' },
   /** The setup link is unknown, used or expired. */

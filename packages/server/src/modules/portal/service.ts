@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Config, Environment } from '../../config.js';
-import type { Db } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import { DomainError } from '../../errors.js';
 import type { Merchants } from '../merchants/service.js';
@@ -236,6 +236,10 @@ export class PortalAccounts {
     const stored = user?.password_hash ?? (await dummyHash());
     const ok = (await verifyPassword(credentials.password, stored)) && user?.password_hash != null;
     if (!ok || !user) throw new DomainError('LOGIN_FAILED', portalErrors.LOGIN_FAILED.message);
+    // Said only after the right password; the attempt stays counted as a failure.
+    const merchant = await this.merchantOfUser(user.id);
+    if (merchant?.disabled !== false)
+      throw new DomainError('MERCHANT_DISABLED', portalErrors.MERCHANT_DISABLED.message);
 
     await this.db.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
     const token = newToken();
@@ -270,7 +274,9 @@ export class PortalAccounts {
     const row = result.rows[0];
     if (!row) return undefined;
     const merchant = await this.merchants.profile(row.merchant_id);
-    if (merchant?.environment !== this.config.environment) return undefined;
+    // A disabled merchant's sessions were revoked when it was disabled (endSessions); this check
+    // also covers a session that slipped in between.
+    if (merchant?.environment !== this.config.environment || merchant.disabled) return undefined;
     if (now - row.last_seen_at.getTime() > TOUCH_MS) {
       await this.db.query('UPDATE portal_sessions SET last_seen_at = $2 WHERE id = $1', [row.id, new Date(now)]);
     }
@@ -282,6 +288,22 @@ export class PortalAccounts {
       expiresAt: Math.min(row.expires_at.getTime(), Math.max(now, row.last_seen_at.getTime()) + SESSION_IDLE_MS),
       csrfToken: csrfTokenFor(token),
     };
+  }
+
+  /** Ends every session of a merchant (called when it is disabled, in that transaction). */
+  async endSessions(tx: Queryable, merchantId: bigint): Promise<void> {
+    await tx.query('UPDATE portal_sessions SET revoked_at = $2 WHERE merchant_id = $1 AND revoked_at IS NULL', [
+      merchantId,
+      new Date(this.now()),
+    ]);
+  }
+
+  private async merchantOfUser(userId: bigint) {
+    const users = await this.db.query<{ merchant_id: bigint }>('SELECT merchant_id FROM portal_users WHERE id = $1', [
+      userId,
+    ]);
+    const merchantId = users.rows[0]?.merchant_id;
+    return merchantId === undefined ? undefined : this.merchants.profile(merchantId);
   }
 
   async signOut(session: PortalSession): Promise<void> {
