@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../src/config.js';
-import { loadMasterKey } from '../src/crypto/master-key.js';
+import { loadMasterKeys } from '../src/crypto/master-key.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paygate-master-key-'));
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -24,7 +24,7 @@ describe('PAYGATE_MASTER_KEY_FILE', () => {
     keyFile('master.key', `${KEY}\n`, 0o600);
     const config = parseConfig({ ...production, PAYGATE_MASTER_KEY_FILE: 'master.key' }, {}, dir);
     assert.equal(config.masterKey, KEY);
-    assert.deepEqual(Buffer.from(loadMasterKey(config)), Buffer.alloc(32, 7));
+    assert.deepEqual(Buffer.from(loadMasterKeys(config).current.key), Buffer.alloc(32, 7));
   });
 
   it('refuses a key file that group or others can read, saying how to fix it', () => {
