@@ -131,6 +131,15 @@ export type SimulatePayoutInput = wire.SimulatePayoutRequest;
 /** `POST /api/v1/sandbox/payouts/return`: the channel returns a SUCCEEDED payout. */
 export type ReturnPayoutInput = wire.ReturnPayoutRequest;
 
+/** `POST /api/v1/sandbox/webhooks/check`: the receiver to check. */
+export type CheckReceiverInput = wire.CheckReceiverRequest;
+
+/** What a receiver check came to: each case's expected and observed answers. */
+export type ReceiverCheck = wire.ReceiverCheck;
+
+/** One case of a receiver check. */
+export type ReceiverCheckCase = wire.ReceiverCheckCase;
+
 /** One problem with one input field, as `VALIDATION_FAILED` reports it. */
 export type FieldError = wire.FieldError;
 

@@ -51,4 +51,14 @@ export const webhookPaths: Record<string, PathItem> = {
       errors: { '404': 'EVENT_NOT_FOUND: no such event of this merchant' },
     }),
   },
+  '/api/v1/sandbox/webhooks/check': {
+    post: writeOperation({
+      summary: 'Sandbox: check your webhook receiver',
+      description:
+        'Sandbox only (404 in production). The platform fires correctly signed and tampered webhooks at url, one case after another, and answers what each case expected and what your receiver answered. The valid case is a payment.succeeded event (an orderNo no real order has, its own eventId per case) signed with the active platform webhook key for url, exactly as a delivery to url is: a receiver configured from onboarding accepts it with no extra key. The tampered cases are that delivery altered in one way each: Content-Digest of other bytes, body changed after signing, another private key under the platform keyid, an unknown keyid, expired, created in the future, lifetime over 300 s, the same request replayed (the first must be accepted, the second refused), Webhook-Event-Id not the body eventId, a re-serialized body, and missing Signature and/or Signature-Input. A 2xx is accepted, any other status refused; each request waits at most 5 s, and when the valid case gets no answer the rest are not sent. url follows the webhookUrl rules, SSRF guard included: a refused destination is VALIDATION_FAILED (field url) and nothing is sent. Redirects are not followed. `paygate-merchant check-receiver URL` calls this.',
+      tags: ['Sandbox'],
+      plaintext: ref('CheckReceiverRequest'),
+      data: ref('ReceiverCheck'),
+    }),
+  },
 };
