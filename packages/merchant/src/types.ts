@@ -97,7 +97,7 @@ export type LedgerEntry = wire.LedgerEntry;
 export type Page<T> = wire.Page<T>;
 
 /** The decoded query parameters of a wire query schema, all optional (the platform's defaults apply). */
-type Filters<Q extends z.ZodObject> = Partial<z.output<Q>>;
+export type Filters<Q extends z.ZodObject> = Partial<z.output<Q>>;
 
 /** Filters of the order list endpoints: status, creation time range (Unix ms, inclusive), page size 1 to 100 (default 20), cursor. */
 export type ListOrdersQuery<S extends string = string> = Omit<Filters<typeof wire.ListQuery>, 'status'> & {

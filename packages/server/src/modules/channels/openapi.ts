@@ -15,6 +15,8 @@ export const channelPaths: Record<string, PathItem> = {
       description:
         "Outside the merchant API's authentication: each channel signs its notifications with its own secret (kind psp-sim: HMAC-SHA256 over `<timestamp>\\n<nonce>\\n<METHOD>\\n<path>\\n` + the exact body bytes, compared in constant time; a timestamp more than 300 s away is stale; a nonce is accepted once across all instances). A refused notification is 401 and changes nothing. An accepted one is recorded raw (operators: `paygate channels notifications --channel NAME`) and applied through the same state machine as the sandbox helpers, once per channel event id: repeats and reordering are harmless, a final order never moves again, a return is credited once. A notification about an unknown order is kept for investigation and still answered 200, so the channel stops retrying.",
       tags: ['Channels'],
+      // Authenticated by the channel's own HMAC (PSP-Signature), not by a merchant credential.
+      security: [],
       parameters: [
         {
           name: 'name',

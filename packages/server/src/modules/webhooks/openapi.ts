@@ -18,8 +18,16 @@ const delivery = (summary: string, body: string) => ({
     description:
       'Sent to the order’s webhookUrl (the normalized form stored at create or update) when it reaches a final state; @path and @query are that URL’s. Every attempt is signed afresh (new created, expires, nonce) with the active platform webhook key, whose keyid selects it among the published keys; the body and eventId never change. Any non-2xx, timeout or connection error is retried on the schedule (PAYGATE_WEBHOOK_RETRY_SCHEDULE; by default 16 attempts over about three days, with jitter; Retry-After on 429/503 is honoured within it). Redirects are not followed. REFUNDED events stop 24 h after they were created.',
     parameters: DELIVERY_HEADERS,
+    // Signed by the platform (Signature above), not by a merchant credential.
+    security: [],
     requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } },
-    responses: { '2xx': { description: 'Processed or durably accepted; anything else is a failed attempt' } },
+    responses: {
+      '2xx': { description: 'Processed or durably accepted; anything else is a failed attempt' },
+      '4XX': {
+        description:
+          'Refused, e.g. 401 when verification fails: a failed attempt, retried on the schedule with a fresh signature',
+      },
+    },
   },
 });
 
@@ -35,7 +43,7 @@ export const webhookPaths: Record<string, PathItem> = {
       summary: 'List webhook events',
       description:
         'The merchant’s webhook events, newest first, with cursor paging. With orderNo, each event also carries its attemptLog.',
-      tags: ['Webhooks'],
+      tags: ['Events'],
       query: queryParameters(EventListQuery),
       data: page(ref('WebhookEvent')),
     }),
@@ -45,7 +53,7 @@ export const webhookPaths: Record<string, PathItem> = {
       summary: 'Resend a webhook event',
       description:
         'Delivers the event again with the same eventId and body bytes and a fresh signature. A pending event is made due now; a delivered or failed one gets one more attempt (a failed REFUNDED event too: a deliberate resend is not an automatic retry). The operator command `paygate events resend --event-id EVT` does the same.',
-      tags: ['Webhooks'],
+      tags: ['Events'],
       plaintext: ref('ResendEventRequest'),
       data: ref('WebhookEvent'),
       errors: { '404': 'EVENT_NOT_FOUND: no such event of this merchant' },
