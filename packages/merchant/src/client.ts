@@ -29,6 +29,8 @@ import type {
   PayoutReceipt,
   PayoutStatus,
   ReturnPayoutInput,
+  CheckReceiverInput,
+  ReceiverCheck,
   SimulatePaymentInput,
   SimulatePayoutInput,
   UpdateOrderInput,
@@ -198,6 +200,13 @@ export interface SandboxApi {
   simulatePayout(input: SimulatePayoutInput, options?: RequestOptions): Promise<Payout>;
   /** Returns a SUCCEEDED payout upstream: credits the principal once and moves it to REFUNDED. */
   returnPayout(input: ReturnPayoutInput, options?: RequestOptions): Promise<Payout>;
+  /**
+   * Has the platform fire correctly signed and tampered webhooks at your receiver, the valid one
+   * signed with the platform's own webhook key (so a receiver configured from onboarding passes
+   * unchanged), and answers each case's expected and observed result. It takes one request per
+   * case (up to 5 s each): give it a `timeoutMs` to match, and `retries: 0`.
+   */
+  checkReceiver(input: CheckReceiverInput, options?: RequestOptions): Promise<ReceiverCheck>;
 }
 
 /** The merchant's ledger: `/api/v1/ledger/entries`. */
@@ -383,6 +392,7 @@ export class PaygateClient {
       simulatePayment: (input, o) => post('/api/v1/sandbox/payments/simulate', input, o),
       simulatePayout: (input, o) => post('/api/v1/sandbox/payouts/simulate', input, o),
       returnPayout: (input, o) => post('/api/v1/sandbox/payouts/return', input, o),
+      checkReceiver: (input, o) => post('/api/v1/sandbox/webhooks/check', input, o),
     };
     this.ledger = {
       entries: (query, o) => get('/api/v1/ledger/entries', { ...query }, o),

@@ -97,7 +97,7 @@ export type LedgerEntry = wire.LedgerEntry;
 export type Page<T> = wire.Page<T>;
 
 /** The decoded query parameters of a wire query schema, all optional (the platform's defaults apply). */
-type Filters<Q extends z.ZodObject> = Partial<z.output<Q>>;
+export type Filters<Q extends z.ZodObject> = Partial<z.output<Q>>;
 
 /** Filters of the order list endpoints: status, creation time range (Unix ms, inclusive), page size 1 to 100 (default 20), cursor. */
 export type ListOrdersQuery<S extends string = string> = Omit<Filters<typeof wire.ListQuery>, 'status'> & {
@@ -130,6 +130,15 @@ export type SimulatePayoutInput = wire.SimulatePayoutRequest;
 
 /** `POST /api/v1/sandbox/payouts/return`: the channel returns a SUCCEEDED payout. */
 export type ReturnPayoutInput = wire.ReturnPayoutRequest;
+
+/** `POST /api/v1/sandbox/webhooks/check`: the receiver to check. */
+export type CheckReceiverInput = wire.CheckReceiverRequest;
+
+/** What a receiver check came to: each case's expected and observed answers. */
+export type ReceiverCheck = wire.ReceiverCheck;
+
+/** One case of a receiver check. */
+export type ReceiverCheckCase = wire.ReceiverCheckCase;
 
 /** One problem with one input field, as `VALIDATION_FAILED` reports it. */
 export type FieldError = wire.FieldError;

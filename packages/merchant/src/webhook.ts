@@ -62,11 +62,33 @@ export interface WebhookVerifierOptions {
   /** The clock, milliseconds since the epoch (default `Date.now`). */
   readonly clock?: () => number;
   /**
-   * Optional replay guard: resolves `true` when the nonce is new (store it until `expires`,
-   * Unix seconds). Deduplicating by eventId (see `WebhookInbox`) is what the specification asks;
-   * this adds a check on the signature's nonce.
+   * The replay guard: resolves `true` when the nonce is new (store it until `expires`, Unix
+   * seconds), `false` for a replay, which is refused (check `nonce`). By default each verifier
+   * keeps the nonces it saw in memory until they expire ({@link memoryNonceGuard}); give a shared
+   * store (a database table, Redis `SET NX EX`) when several processes receive webhooks. The
+   * platform signs every attempt afresh, so a real delivery never repeats a nonce.
    */
   readonly consumeNonce?: (nonce: string, expires: number) => boolean | Promise<boolean>;
+}
+
+/**
+ * A replay guard in this process's memory: `true` the first time a nonce is seen, `false` until
+ * it expires. Nonces are forgotten once their signature's `expires` has passed (after that the
+ * time window refuses the request anyway), so memory holds at most 300 s of deliveries.
+ */
+export function memoryNonceGuard(clock: () => number = Date.now): (nonce: string, expires: number) => boolean {
+  const seen = new Map<string, number>();
+  return (nonce, expires) => {
+    const now = Math.floor(clock() / 1000);
+    // Oldest first (expires grows with arrival, near enough): stop at the first still live.
+    for (const [old, until] of seen) {
+      if (until >= now) break;
+      seen.delete(old);
+    }
+    if (seen.has(nonce)) return false;
+    seen.set(nonce, expires);
+    return true;
+  };
 }
 
 /** Splits a request target into its raw path and raw query (undefined when there is no `?`). */
@@ -127,7 +149,7 @@ export class WebhookVerifier {
   readonly #published: PublishedWebhookKeys | undefined;
   #lastPublished: ReadonlyMap<string, Uint8Array> = new Map();
   readonly #clock: () => number;
-  readonly #consumeNonce: WebhookVerifierOptions['consumeNonce'];
+  readonly #consumeNonce: NonNullable<WebhookVerifierOptions['consumeNonce']>;
 
   /** @throws {@link PaygateConfigError} when a key does not load, or neither keys nor `publishedKeys` are given. */
   constructor(options: WebhookVerifierOptions) {
@@ -142,7 +164,7 @@ export class WebhookVerifier {
         ? options.publishedKeys
         : new PublishedWebhookKeys(options.publishedKeys);
     this.#clock = options.clock ?? Date.now;
-    this.#consumeNonce = options.consumeNonce;
+    this.#consumeNonce = options.consumeNonce ?? memoryNonceGuard(this.#clock);
   }
 
   /** The keyids this verifier accepts (with `publishedKeys`: the given ones and those last fetched). */
@@ -189,7 +211,7 @@ export class WebhookVerifier {
       {
         now: Math.floor(this.#clock() / 1000),
         publicKeys,
-        ...(this.#consumeNonce ? { consumeNonce: this.#consumeNonce } : {}),
+        consumeNonce: this.#consumeNonce,
       },
     );
     if (result.ok) return result.value;

@@ -1,19 +1,20 @@
 /**
  * `paygate-merchant trigger` and `check-receiver`, run from the sources as child processes
  * against a real platform on loopback: each event type `trigger` causes arrives at a receiver
- * built with the SDK and verifies; `check-receiver` passes every case against a receiver that
- * verifies properly (WebhookVerifier trusting the check key, with a replay guard) and reports
- * FAILs with a non-zero exit against one that accepts everything.
+ * built with the SDK and verifies; `check-receiver` (the platform fires the cases, signed with
+ * its own webhook key) passes every case against the SDK's receiver configured from onboarding
+ * as the README shows, and reports FAILs with a non-zero exit against one that accepts everything.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { nodeWebhookHandler, type WebhookEvent, WebhookVerifier } from '@paygate/merchant';
+import { nodeWebhookHandler, parseOnboarding, type WebhookEvent, WebhookVerifier } from '@paygate/merchant';
 import { createMerchant, startTestPlatform, type TestMerchant, type TestPlatform } from '../../server/test/harness.js';
 import { deliverAll } from './helpers.js';
 
@@ -36,6 +37,10 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
     );
   });
 }
+
+/** Base64 of a fresh Ed25519 public key's raw 32 bytes: a key the platform never signs with. */
+const otherPublicKey = () =>
+  generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
 
 async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -131,83 +136,133 @@ describe('paygate-merchant trigger and check-receiver', () => {
     assert.match(bad.stderr, /EVENT is one of payment\.succeeded/);
   });
 
-  it('check-receiver: all PASS against a receiver that verifies; FAILs and exit 1 against one that accepts all', async () => {
-    const keyFile = join(dir, 'check.pem');
-    // The first run creates the key and stops, saying how to configure the receiver.
-    const first = await run(['check-receiver', 'http://127.0.0.1:9/webhook', '--key-file', keyFile, '--json']);
-    assert.equal(first.code, 3, first.stderr);
-    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
-    const key = JSON.parse(first.stdout) as { keyid: string; publicKey: string };
-    assert.equal(key.keyid, 'wk_test_check_receiver');
-    assert.match(first.stderr, /configure your receiver's verifier with this extra key while testing/i);
-    assert.match(first.stderr, new RegExp(key.publicKey.replace(/[+/]/g, '\\$&')));
+  const CASES = [
+    'valid',
+    'bad-content-digest',
+    'body-changed',
+    'bad-signature',
+    'unknown-keyid',
+    'expired',
+    'created-in-future',
+    'lifetime-over-300s',
+    'replayed-nonce',
+    'event-id-mismatch',
+    're-serialized-body',
+    'missing-signature',
+    'missing-signature-input',
+    'missing-signature-headers',
+  ];
+  interface Report {
+    passed: boolean;
+    keyid: string;
+    cases: { name: string; pass: boolean; expected: string; observed: string[]; answer: string | null }[];
+  }
 
-    const nonces = new Set<string>();
+  it('check-receiver: the SDK receiver configured from onboarding as the README shows passes every case, no extra key', async () => {
+    // The README's receiver: the webhook keys onboarding printed, nothing else.
+    const onboarding = parseOnboarding(JSON.parse(readFileSync(join(dir, 'merchant.json'), 'utf8')));
+    const received: WebhookEvent[] = [];
     const sound = createServer(
       nodeWebhookHandler({
-        verifier: new WebhookVerifier({
-          webhookKeys: [...merchant.webhookKeys, { keyid: key.keyid, publicKey: key.publicKey }],
-          consumeNonce: (nonce) => !nonces.has(nonce) && Boolean(nonces.add(nonce)),
-        }),
-        onEvent: () => undefined,
+        verifier: new WebhookVerifier({ webhookKeys: onboarding.webhookKeys }),
+        onEvent: (event) => void received.push(event),
         // Refusals are what this test expects; they need not be logged.
         onError: () => undefined,
       }),
     );
+    servers.push(sound);
+    const soundUrl = `${await listen(sound)}/webhook/payment?shop=1`;
+
+    const good = await run(['check-receiver', soundUrl, '--json'], env);
+    assert.equal(good.code, 0, good.stdout + good.stderr);
+    const report = JSON.parse(good.stdout) as Report;
+    assert.equal(report.passed, true, JSON.stringify(report.cases.filter((c) => !c.pass)));
+    assert.deepEqual(
+      report.cases.map((c) => c.name),
+      CASES,
+    );
+    assert.equal(report.keyid, merchant.webhookKeys[0]?.keyid, 'signed with the platform key onboarding printed');
+    const valid = report.cases[0];
+    assert.deepEqual([valid?.expected, valid?.observed, valid?.pass], ['accept', ['200'], true]);
+    assert.deepEqual(report.cases.find((c) => c.name === 'replayed-nonce')?.observed, ['200', '401']);
+    assert.match(report.cases.find((c) => c.name === 'bad-signature')?.answer ?? '', /"check":"signature"/);
+    // Only the valid case and the first of the replay reached onEvent: both parse as events.
+    assert.equal(received.length, 2);
+    assert.equal(received[0]?.status, 'SUCCEEDED');
+
+    const table = await run(['check-receiver', soundUrl], env);
+    assert.equal(table.code, 0, table.stdout + table.stderr);
+    assert.match(table.stdout, /^case +expected +observed +result$/m);
+    assert.match(table.stdout, /^body-changed +refuse \(non-2xx\) +401 +PASS$/m);
+    assert.match(table.stdout, /all 14 cases pass/);
+  });
+
+  it('check-receiver: `paygate-merchant listen` as the README starts it passes every case', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--conditions=source', '--import', 'tsx', MERCHANT, 'listen', '--port', '0'],
+      { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      const base = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString('utf8');
+          const match = /listening on (http:\/\/\S+)/.exec(out);
+          if (match) resolve(match[1] as string);
+        });
+        child.once('exit', (code) => reject(new Error(`listen exited ${code}: ${out}`)));
+      });
+      const result = await run(['check-receiver', `${base}/webhook`, '--json'], env);
+      const report = JSON.parse(result.stdout) as Report;
+      assert.equal(result.code, 0, JSON.stringify(report.cases.filter((c) => !c.pass)));
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('check-receiver: a receiver that accepts anything FAILs every tampered case, exit 1', async () => {
     const naive = createServer((req, res) => {
       req.resume();
       req.on('end', () => res.writeHead(200).end('ok'));
     });
-    servers.push(sound, naive);
-    const soundUrl = `${await listen(sound)}/webhook/payment?shop=1`;
+    servers.push(naive);
     const naiveUrl = `${await listen(naive)}/webhook/payment`;
-
-    const good = await run(['check-receiver', soundUrl, '--key-file', keyFile, '--json']);
-    const report = JSON.parse(good.stdout) as {
-      passed: boolean;
-      cases: { name: string; pass: boolean; got: string[] }[];
-    };
-    assert.equal(good.code, 0, JSON.stringify(report.cases.filter((c) => !c.pass)));
-    assert.equal(report.passed, true);
-    assert.deepEqual(
-      report.cases.map((c) => c.name),
-      [
-        'valid',
-        'bad-content-digest',
-        'body-changed',
-        'wrong-key',
-        'unknown-keyid',
-        'expired',
-        'created-in-future',
-        'lifetime-over-300s',
-        'replayed-nonce',
-        'event-id-mismatch',
-        're-serialized-body',
-        'missing-signature',
-        'missing-signature-input',
-        'missing-signature-headers',
-      ],
-    );
-    assert.deepEqual(report.cases.find((c) => c.name === 'replayed-nonce')?.got, ['200', '401']);
-
-    const table = await run(['check-receiver', soundUrl, '--key-file', keyFile]);
-    assert.equal(table.code, 0, table.stdout + table.stderr);
-    assert.match(table.stdout, /^case +expected +got +result$/m);
-    assert.match(table.stdout, /^body-changed +refuse \(non-2xx\) +401 +PASS$/m);
-    assert.match(table.stdout, /all 14 cases pass/);
-
-    const naiveRun = await run(['check-receiver', naiveUrl, '--key-file', keyFile]);
+    const naiveRun = await run(['check-receiver', naiveUrl], env);
     assert.equal(naiveRun.code, 1);
     assert.match(naiveRun.stdout, /^valid +accept \(2xx\) +200 +PASS$/m);
-    assert.match(naiveRun.stdout, /^wrong-key +refuse \(non-2xx\) +200 +FAIL$/m);
+    assert.match(naiveRun.stdout, /^bad-signature +refuse \(non-2xx\) +200 +FAIL$/m);
     assert.match(naiveRun.stdout, /^replayed-nonce +refuse \(non-2xx\) +200 then 200 +FAIL$/m);
     assert.match(naiveRun.stdout, /13 of 14 cases FAIL/);
+  });
 
-    // A receiver that does not trust the key refuses even the valid webhook, and is told why.
-    const untrusting = await run(['check-receiver', soundUrl, '--key-file', keyFile, '--keyid', 'wk_test_other']);
-    assert.equal(untrusting.code, 1);
-    assert.match(untrusting.stdout, /^valid +accept \(2xx\) +401 +FAIL$/m);
-    assert.match(untrusting.stdout, /is the receiver configured with the key above/);
-    assert.ok(readFileSync(keyFile, 'utf8').includes('PRIVATE KEY'));
+  it('check-receiver: a receiver that does not trust the platform key is told why; no receiver there is one line each', async () => {
+    const untrusting = createServer(
+      nodeWebhookHandler({
+        verifier: new WebhookVerifier({
+          webhookKeys: [{ keyid: 'wk_test_other', publicKey: otherPublicKey() }],
+        }),
+        onEvent: () => undefined,
+        onError: () => undefined,
+      }),
+    );
+    servers.push(untrusting);
+    const result = await run(['check-receiver', `${await listen(untrusting)}/webhook`], env);
+    assert.equal(result.code, 1);
+    assert.match(result.stdout, /^valid +accept \(2xx\) +401 +FAIL$/m);
+    assert.match(result.stdout, /does the receiver trust the webhook keys onboarding printed/);
+
+    // Nothing listens: the valid case gets no answer and the rest are not sent.
+    const closed = createServer();
+    const url = `${await listen(closed)}/webhook`;
+    await close(closed);
+    const nobody = await run(['check-receiver', url, '--json'], env);
+    assert.equal(nobody.code, 1);
+    const report = JSON.parse(nobody.stdout) as Report;
+    assert.match(report.cases[0]?.observed[0] ?? '', /^no answer: /);
+    assert.deepEqual(report.cases[1]?.observed, ['not sent']);
+
+    const usage = await run(['check-receiver', 'ftp://x'], env);
+    assert.equal(usage.code, 2);
   });
 });

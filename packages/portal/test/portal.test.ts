@@ -288,6 +288,12 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     const base = await pageA.locator('[data-testid="signature-base"]').first().textContent();
     assert.ok(base?.startsWith('"@method": GET\n"@path": /api/v1/payments\n"@query": ?orderNo='), base ?? '');
     assert.match((await pageA.locator('article').first().textContent()) ?? '', /Ed25519 signature/);
+    // The signature base wraps: nothing of it is cut off or scrolled out of view.
+    const scrolls = await pageA
+      .locator('[data-testid="signature-base"]')
+      .first()
+      .evaluate((pre) => pre.scrollWidth - pre.clientWidth);
+    assert.ok(scrolls <= 1, `the signature base wraps (${scrolls}px hidden)`);
     await screenshot(pageA, '10-rejected-requests');
   });
 

@@ -53,6 +53,16 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 const OPENAPI_PATH = join(import.meta.dirname, '../openapi.json');
 
 /**
+ * The committed document names a relative server (the address it was loaded from); with
+ * PAYGATE_PUBLIC_URL it names that address instead, for readers of the document elsewhere.
+ */
+function withServer(document: string, publicUrl: string | undefined): string {
+  if (publicUrl === undefined) return document;
+  const parsed = JSON.parse(document) as Record<string, unknown>;
+  return `${JSON.stringify({ ...parsed, servers: [{ url: publicUrl, description: 'This platform' }] }, null, 2)}\n`;
+}
+
+/**
  * The platform's HTTP server over already-built services: the merchant API under `/api/v1`
  * (authenticated), the operator API under `/admin/v1` (bearer token), health and the OpenAPI
  * document. `main.ts` only parses config, listens and handles signals.
@@ -109,7 +119,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       throw new DomainError('NOT_READY', 'the database does not answer');
     }
   });
-  const openapi = readFileSync(OPENAPI_PATH, 'utf8');
+  const openapi = withServer(readFileSync(OPENAPI_PATH, 'utf8'), services.config.publicUrlGiven);
   app.get('/openapi.json', { exposeHeadRoute: true }, async (_request, reply) =>
     reply.type('application/json').send(openapi),
   );

@@ -15,6 +15,11 @@ export interface Config {
   readonly port: number;
   /** Base URL the platform is reached at (cashier links, portal). */
   readonly publicUrl: string;
+  /**
+   * PAYGATE_PUBLIC_URL when given: the server the served OpenAPI document names. Without it the
+   * document names a relative server, the address it was loaded from.
+   */
+  readonly publicUrlGiven: string | undefined;
   /** Embedded database and local state (master key, admin token) live here. */
   readonly dataDir: string;
   /** A PostgreSQL URL; when absent the embedded PGlite database in `dataDir` is used. */
@@ -227,6 +232,7 @@ export function parseConfig(
     host: e.HOST,
     port: e.PORT,
     publicUrl: (e.PAYGATE_PUBLIC_URL ?? `http://${displayHost}:${e.PORT}`).replace(/\/$/, ''),
+    publicUrlGiven: e.PAYGATE_PUBLIC_URL?.replace(/\/$/, ''),
     dataDir,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.PAYGATE_DATABASE_POOL,

@@ -42,6 +42,24 @@ for (const database of databases()) {
       assert.ok((await bundle.arrayBuffer()).byteLength > 100_000);
     });
 
+    it('/openapi.json names this platform as its server: relative, or PAYGATE_PUBLIC_URL when given', async () => {
+      const relative = (await (await fetch(`${platform.url}/openapi.json`)).json()) as { servers: { url: string }[] };
+      assert.deepEqual(
+        relative.servers.map((s) => s.url),
+        ['/'],
+      );
+      const named = await startTestPlatform({ database, env: { PAYGATE_PUBLIC_URL: 'https://pay.example/' } });
+      try {
+        const served = (await (await fetch(`${named.url}/openapi.json`)).json()) as { servers: { url: string }[] };
+        assert.deepEqual(
+          served.servers.map((s) => s.url),
+          ['https://pay.example'],
+        );
+      } finally {
+        await named.close();
+      }
+    });
+
     for (const path of ['/', '/docs', '/docs/scalar.js', '/openapi.json']) {
       it(`HEAD ${path} answers as GET does, without a body`, async () => {
         const got = await fetch(`${platform.url}${path}`);
@@ -119,7 +137,7 @@ describe('/docs in Chromium', { skip: SKIP_BROWSER }, () => {
     await page.goto(`${platform.url}/docs`, { waitUntil: 'networkidle' });
     await page.getByText('Create a payment order').first().waitFor({ timeout: 20_000 });
     const text = await page.locator('body').innerText();
-    for (const summary of ['Create a payment order', 'Payouts', 'Balances', 'Webhooks', 'Sandbox']) {
+    for (const summary of ['Create a payment order', 'Payouts', 'Balances', 'Events', 'Webhooks', 'Sandbox']) {
       assert.ok(text.includes(summary), summary);
     }
     mkdirSync(RESULTS_DIR, { recursive: true });
@@ -136,7 +154,7 @@ describe('/docs in Chromium', { skip: SKIP_BROWSER }, () => {
     const text = await page.locator('body').innerText();
     assert.match(text, /"returnUrl": ?\n?\s*"https:\/\/merchant\.example\/checkout\/done\?cart=8812"/);
     assert.match(text, /"orderNo": "P202601010000000001"/, 'the 200 example');
-    assert.match(text, /"keyId": "bk_vectors_1"/, 'the envelope example in the request sample');
+    assert.match(text, /paygate\.payments\.create\(/, 'the SDK sample with the same request');
     await page.getByText('Sealed inside, for example').first().scrollIntoViewIfNeeded();
     mkdirSync(RESULTS_DIR, { recursive: true });
     await page.screenshot({ path: join(RESULTS_DIR, 'docs-operation-examples.png') });
@@ -146,6 +164,73 @@ describe('/docs in Chromium', { skip: SKIP_BROWSER }, () => {
     await heading.waitFor();
     const box = await heading.boundingBox();
     assert.ok(box && box.y >= 0 && box.y < 1000, `the recipe heading is in view (${JSON.stringify(box)})`);
+    await page.close();
+  });
+
+  it('each operation shows its own code samples (SDK, paygate-merchant, Python): no Test Request, no generated curl; one sidebar entry per tag; the server is this page', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${platform.url}/docs`, { waitUntil: 'networkidle' });
+    await page.getByText('Create a payment order').first().waitFor({ timeout: 20_000 });
+    // One entry per tag, in the document's order; "Webhooks" is the deliveries section alone.
+    const sidebar = (await page.locator('nav, aside').first().innerText()).split('\n').map((line) => line.trim());
+    const entries = ['Payments', 'Payouts', 'Balances', 'Rates', 'Events', 'Sandbox', 'Channels', 'Webhooks'];
+    assert.deepEqual(
+      sidebar.filter((line) => entries.includes(line)),
+      entries,
+    );
+    // The server is the address this page was loaded from, not a fixed one.
+    assert.ok((await page.locator('body').innerText()).includes(platform.url), 'this platform as the server');
+
+    await page.getByRole('link', { name: 'Create a payment order' }).first().click();
+    const samples = page.getByRole('button', { name: /SDK \(TypeScript\)/ }).first();
+    await samples.waitFor({ timeout: 20_000 });
+    let text = await page.locator('body').innerText();
+    assert.match(text, /paygate\.payments\.create\(\{/);
+    assert.match(text, /merchantOrderNo: 'M-20260101-0001'/);
+    await samples.click();
+    const menu = await page.getByRole('option').allInnerTexts();
+    assert.deepEqual(
+      menu.map((label) => label.trim()),
+      ['SDK (TypeScript)', 'paygate-merchant', 'Python'],
+    );
+    await page.getByRole('option', { name: 'paygate-merchant' }).click();
+    text = await page.locator('body').innerText();
+    assert.match(
+      text,
+      /npx paygate-merchant request POST \/api\/v1\/payments --json '\{"merchantOrderNo":"M-20260101-0001"/,
+    );
+    await page
+      .getByRole('button', { name: /paygate-merchant/ })
+      .first()
+      .click();
+    await page.getByRole('option', { name: 'Python' }).click();
+    text = await page.locator('body').innerText();
+    assert.match(text, /payment = client\.create_payment\(\{/);
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    await page.screenshot({ path: join(RESULTS_DIR, 'docs-code-samples.png') });
+
+    assert.equal(await page.getByRole('button', { name: /Test Request/i }).count(), 0, 'no Test Request button');
+    assert.doesNotMatch(text, /curl|YOUR_SECRET_TOKEN/, 'no generated curl');
+    await page.close();
+  });
+
+  it('reads on a phone (390×844): no horizontal overflow, inline code and examples wrap', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    await page.goto(`${platform.url}/docs`, { waitUntil: 'networkidle' });
+    await page.getByText('Create a payment order').first().waitFor({ state: 'attached', timeout: 20_000 });
+    const overflow = () =>
+      page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]') as Promise<[number, number]>;
+    const [width, viewport] = await overflow();
+    assert.ok(width <= viewport, `the introduction is ${width} px wide in a ${viewport} px viewport`);
+    await page.goto(`${platform.url}/docs#description/signing-requests`);
+    await page.getByRole('heading', { name: 'Signing requests' }).waitFor();
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    await page.screenshot({ path: join(RESULTS_DIR, 'docs-phone.png') });
+    await page.goto(`${platform.url}/docs#tag/payments/POST/api/v1/payments`);
+    await page.getByRole('heading', { name: 'Create a payment order' }).waitFor();
+    const [opWidth] = await overflow();
+    assert.ok(opWidth <= viewport, `an operation is ${opWidth} px wide in a ${viewport} px viewport`);
+    await page.screenshot({ path: join(RESULTS_DIR, 'docs-phone-operation.png') });
     await page.close();
   });
 

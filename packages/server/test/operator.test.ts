@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { generateSigningKey, signingKeyToPem } from '@paygate/protocol';
 import { openDatabase } from '../src/db/db.js';
-import { createMerchant, databases, freshPostgres, get, startTestPlatform } from './harness.js';
+import { createMerchant, databases, freshPostgres, get, post, startTestPlatform } from './harness.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -275,6 +275,9 @@ describe('environments', () => {
         assert.match(live.accessKey, /^ak_live_/);
         const helpers = await fetch(`${production.url}/api/v1/sandbox/payments/simulate`, { method: 'POST' });
         assert.equal(helpers.status, 401);
+        // Signed by a live merchant, the receiver check does not exist either.
+        const check = await post(production, live, '/api/v1/sandbox/webhooks/check', { url: 'https://shop.example/h' });
+        assert.equal(check.status, 404, JSON.stringify(check.body));
       } finally {
         await sandbox.close();
         await production.close();

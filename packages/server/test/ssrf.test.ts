@@ -437,4 +437,23 @@ describe('deliveries to non-global addresses refused at connect time', () => {
       assert.match(attempt.error, /^destination refused: /);
     }
   });
+
+  it('the sandbox receiver check follows the same guard: a non-global literal or name is VALIDATION_FAILED (url), nothing sent', async () => {
+    const merchant = await createMerchant(platform);
+    const port = new URL(receiver.url).port;
+    for (const url of [`http://127.0.0.1:${port}/hook`, `http://rebind.example:${port}/hook`]) {
+      const checked = await post(platform, merchant, '/api/v1/sandbox/webhooks/check', { url });
+      assert.equal(checked.status, 400, JSON.stringify(checked.body));
+      assert.equal(checked.body.msg, 'VALIDATION_FAILED');
+      assert.deepEqual(
+        checked.body.errors?.map((e) => e.field),
+        ['url'],
+      );
+    }
+    const rebound = await post(platform, merchant, '/api/v1/sandbox/webhooks/check', {
+      url: `http://rebind.example:${port}/hook`,
+    });
+    assert.match(JSON.stringify(rebound.body), /destination refused: rebind\.example resolves to a non-public address/);
+    assert.equal(receiver.received.length, 0);
+  });
 });

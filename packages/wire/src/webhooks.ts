@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { Currency, decimal, eventId, orderNoOf, OrderType, unixMs } from './common.js';
+import {
+  Currency,
+  decimal,
+  eventId,
+  orderNoOf,
+  OrderType,
+  unixMs,
+  type WebhookUrlSchema,
+  webhookUrlInput,
+} from './common.js';
 import { Payer } from './payments.js';
 import { component } from './registry.js';
 
@@ -134,6 +143,48 @@ export type WebhookEvent = z.output<typeof WebhookEvent>;
 /** `POST /api/v1/events/resend`. */
 export const ResendEventRequest = component('ResendEventRequest', z.strictObject({ eventId }));
 export type ResendEventRequest = z.input<typeof ResendEventRequest>;
+
+/** `POST /api/v1/sandbox/webhooks/check`, with the server's webhook URL rule in place of the shape. */
+export const checkReceiverRequest = (url: WebhookUrlSchema = webhookUrlInput) =>
+  z.strictObject({
+    url: url.meta({
+      description:
+        'Your webhook receiver: the same URL rule and SSRF guard as an order’s webhookUrl; the checks are signed for this URL as a delivery to it would be.',
+    }),
+  });
+export const CheckReceiverRequest = component('CheckReceiverRequest', checkReceiverRequest());
+export type CheckReceiverRequest = z.input<typeof CheckReceiverRequest>;
+
+/** What one receiver check came to. */
+export const ReceiverCheckCase = z.object({
+  name: z.string().meta({ description: 'The case, e.g. valid, bad-content-digest, replayed-nonce' }),
+  description: z.string().meta({ description: 'What was sent' }),
+  expected: z.enum(['accept', 'refuse']).meta({ description: 'accept: a 2xx answer; refuse: any other status' }),
+  observed: z.array(z.string()).meta({
+    description:
+      'What came back for each request of the case, in order: the HTTP status, `no answer: …`, or `not sent` (after the valid case got no answer). replayed-nonce sends the same request twice: the first must be accepted.',
+  }),
+  answer: z
+    .string()
+    .nullable()
+    .meta({ description: 'The first 200 bytes of the last answer, as text; null when none came' }),
+  pass: z.boolean(),
+});
+export type ReceiverCheckCase = z.output<typeof ReceiverCheckCase>;
+
+/** The answer of `POST /api/v1/sandbox/webhooks/check`. */
+export const ReceiverCheck = component(
+  'ReceiverCheck',
+  z
+    .object({
+      url: z.string().meta({ description: 'The normalized URL the checks were sent to' }),
+      keyid: z.string().meta({ description: 'The platform webhook key the valid case was signed with' }),
+      passed: z.boolean().meta({ description: 'Every case passed' }),
+      cases: z.array(ReceiverCheckCase),
+    })
+    .meta({ description: 'Correctly signed and tampered webhooks fired at a receiver, case by case.' }),
+);
+export type ReceiverCheck = z.output<typeof ReceiverCheck>;
 
 /** `GET /.well-known/paygate/webhook-keys` (not wrapped in msg/data). */
 export const WebhookKeys = component(

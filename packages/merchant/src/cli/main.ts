@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { checkReceiver, DEFAULT_CHECK_KEY_FILE, DEFAULT_CHECK_KEYID } from './check-receiver.js';
+import { checkReceiver } from './check-receiver.js';
 import { CliError, DEFAULT_URL } from './config.js';
 import { reportFailure, takeDebugFlag } from './failure.js';
 import { keygen } from './keygen.js';
@@ -28,12 +28,11 @@ const USAGE = `paygate-merchant: the Paygate merchant command line
         drives it until EVENT is sent (payouts are confirmed first, and funded by a succeeded
         payment when the balance is short). EVENT: ${TRIGGER_EVENTS.slice(0, 4).join(', ')},
         ${TRIGGER_EVENTS.slice(4).join(', ')}
-  paygate-merchant check-receiver URL [--key-file FILE] [--keyid ID] [--json]
-        fires correctly signed and tampered webhooks at your receiver and reports, case by case,
-        whether it accepted the good (2xx) and refused the bad; exit 1 when any case fails. Signs
-        with a test key (FILE, default ${DEFAULT_CHECK_KEY_FILE}, created on the first run; keyid
-        default ${DEFAULT_CHECK_KEYID}): configure your receiver's verifier with this extra key
-        while testing
+  paygate-merchant check-receiver URL [--json]
+        sandbox: the platform fires correctly signed and tampered webhooks at your receiver (the
+        valid one signed with its own webhook key, as deliveries are) and this reports, case by
+        case, whether it accepted the good (2xx) and refused the bad; exit 1 when any case fails.
+        Configure the receiver exactly as for real deliveries: no extra key
 
 A mistake is one line on stderr and a non-zero exit; --debug (anywhere) adds the trace.
 
@@ -65,8 +64,6 @@ const STRING_OPTIONS = [
   'webhook-keys',
   'onboarding',
   'webhook-url',
-  'key-file',
-  'keyid',
 ];
 
 /** Binds `--name VALUE` into `--name=VALUE`, so that values starting with a dash (`-`, PEM) stay values. */
@@ -158,11 +155,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     case 'trigger':
       return trigger(rest, { webhookUrl: text('webhook-url'), json: values['json-output'] === true, flags }, env);
     case 'check-receiver':
-      return checkReceiver(rest, {
-        keyFile: text('key-file'),
-        keyid: text('keyid'),
-        json: values['json-output'] === true,
-      });
+      return checkReceiver(rest, { json: values['json-output'] === true, flags }, env);
     case 'listen': {
       const parsed = listenSchema.safeParse({ port: text('port') ?? 4000, host: text('host') ?? '127.0.0.1' });
       if (!parsed.success) throw new CliError(`listen: ${parsed.error.issues.map((i) => i.message).join('; ')}`, 2);

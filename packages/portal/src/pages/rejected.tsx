@@ -45,7 +45,7 @@ export function RejectedPage() {
                 <CopyButton text={r.signatureBase} label={`signature base of ${r.requestId}`} />
               </div>
               <pre
-                className="code"
+                className="code wrap"
                 data-testid="signature-base"
                 tabIndex={0}
                 aria-label={`Signature base of ${r.requestId}`}

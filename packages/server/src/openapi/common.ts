@@ -54,7 +54,20 @@ export function writeOperation(options: {
     requestBody: {
       required: true,
       description: 'The sealed-box envelope. The schema under x-plaintext is the JSON sealed inside it.',
-      content: { 'application/json': { schema: ref('Envelope') } },
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            allOf: [ref('Envelope')],
+            properties: {
+              ciphertext: {
+                description: 'Opened with the platform body key, the sealed box is this JSON (contentSchema).',
+                contentSchema: options.plaintext,
+              },
+            },
+          },
+        },
+      },
       'x-plaintext': options.plaintext,
     },
     responses: {

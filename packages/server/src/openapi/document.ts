@@ -22,6 +22,24 @@ const paths: Record<string, PathItem> = {
   ...channelPaths,
 };
 
+/** One sidebar entry each, in this order (the deliveries to merchants are the document's webhooks). */
+const TAGS = [
+  { name: 'Payments', description: 'Payment orders: money in, paid by the payer at the cashier or through a channel.' },
+  { name: 'Payouts', description: 'Payout orders: money out to a payee, reserved at create and sent once confirmed.' },
+  { name: 'Balances', description: 'Available and reserved balances, and the ledger postings behind them.' },
+  { name: 'Rates', description: 'The fee table: pay-in fee per currency and method, payout fee per currency.' },
+  {
+    name: 'Events',
+    description:
+      'The webhook events of your orders and their delivery attempts, a resend, and the published keys webhooks are signed with.',
+  },
+  {
+    name: 'Sandbox',
+    description: 'Sandbox only (404 in production): act as the channel, or check your webhook receiver.',
+  },
+  { name: 'Channels', description: 'Called by payment channels, not by merchants.' },
+];
+
 /**
  * The OpenAPI 3.1 document of the merchant API. Its component schemas are generated from the
  * wire schemas (`@paygate/wire`), which the server also validates requests with and types its
@@ -33,11 +51,15 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: 'Paygate merchant API',
       version: '1.0.0',
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         'Every request is signed (RFC 9421, Ed25519, label merchant) and every POST body is a libsodium sealed box inside the four-field envelope, with an RFC 9530 Content-Digest: see **Signing requests** below. Responses are `{"msg":"SUCCESS","data":…}` or `{"msg":"<CODE>",…}`; every response carries a Request-Id header. Business JSON is read strictly: a member an operation does not define (a misspelt `returnURL`, say) is refused with 400 VALIDATION_FAILED and one error naming each such member, and every field error is a sentence naming the field and what it takes.\n\n' +
         SIGNING_RECIPE,
     },
-    servers: [{ url: 'http://127.0.0.1:8080', description: 'Local sandbox (npm start)' }],
+    // Relative: the platform this document was loaded from. A platform started with
+    // PAYGATE_PUBLIC_URL serves its document with that address instead (app.ts).
+    servers: [{ url: '/', description: 'This platform' }],
+    tags: TAGS,
     components: {
       securitySchemes: {
         merchantSignature: {

@@ -478,6 +478,57 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
       '409': invalidState('a PROCESSING payout cannot be returned'),
     },
   },
+  checkReceiver: {
+    operation: 'POST /api/v1/sandbox/webhooks/check',
+    invalid: { request: { url: 'ftp://shop.example/webhook/payment' } },
+    request: { url: 'https://shop.example/webhook/payment' },
+    ciphertext:
+      'nLiySvJU1HqMaGAPqhMwHRHXlIzvc85SGG8vfS9ZLzbQ9VkqOiJGAOj/BfVw4R2kp9EQsu3sx411FQEJ7BrEj6yBNCdFsb6gktDrq436i5h1EiJ8G7S5v3pKc7ML8w==',
+    responses: {
+      '200': {
+        passed: {
+          summary: 'A receiver that verifies as the specification asks (cases shortened)',
+          value: ok({
+            url: 'https://shop.example/webhook/payment',
+            keyid: 'wk_test_5b0c7e2a91d3',
+            passed: true,
+            cases: [
+              {
+                name: 'valid',
+                description: 'a delivery as the platform signs it',
+                expected: 'accept',
+                observed: ['200'],
+                answer: 'ok',
+                pass: true,
+              },
+              {
+                name: 'body-changed',
+                description: 'body changed after signing (amount), headers as signed',
+                expected: 'refuse',
+                observed: ['401'],
+                answer: '{"check":"digest"}',
+                pass: true,
+              },
+              {
+                name: 'replayed-nonce',
+                description: 'the same valid request twice: the first accepted, the second refused',
+                expected: 'refuse',
+                observed: ['200', '401'],
+                answer: '{"check":"nonce"}',
+                pass: true,
+              },
+            ],
+          }),
+        },
+      },
+      '400': {
+        validationFailed: {
+          summary: 'Not an http(s) URL',
+          value: invalid([{ field: 'url', message: 'must be an http or https URL' }]),
+        },
+      },
+    },
+  },
   getBalances: {
     operation: 'GET /api/v1/balances',
     invalid: { query: 'currency=XBT' },

@@ -5,6 +5,7 @@
  * every signed operation to the signing recipe (shown once, in the introduction). Module
  * descriptions (`modules/<noun>/openapi.ts`) are left as they are; the result is new objects.
  */
+import { merchantCodeSamples } from './code-samples.js';
 import type { PathItem, Schema } from './common.js';
 import {
   COMMON_ERROR_EXAMPLES,
@@ -108,6 +109,8 @@ function operationWithExamples(operationId: string, operation: Operation, exampl
 
   if (operation.security?.length) {
     merged.description = operation.description ? `${operation.description}\n\n${SIGNED_NOTE}` : SIGNED_NOTE;
+    const [method, path] = examples.operation.split(' ') as ['GET' | 'POST', string];
+    merged['x-codeSamples'] = merchantCodeSamples(operationId, method, path, examples);
   }
   return merged;
 }

@@ -15,6 +15,8 @@ export const channelPaths: Record<string, PathItem> = {
       description:
         "Outside the merchant API's authentication: each channel signs its notifications with its own secret (kind psp-sim: HMAC-SHA256 over `<timestamp>\\n<nonce>\\n<METHOD>\\n<path>\\n` + the exact body bytes, compared in constant time; a timestamp more than 300 s away is stale; a nonce is accepted once across all instances). A refused notification is 401 and changes nothing. An accepted one is recorded raw (operators: `paygate channels notifications --channel NAME`) and applied through the same state machine as the sandbox helpers, once per channel event id: repeats and reordering are harmless, a final order never moves again, a return is credited once. A notification about an unknown order is kept for investigation and still answered 200, so the channel stops retrying.",
       tags: ['Channels'],
+      // Authenticated by the channel's own HMAC (PSP-Signature), not by a merchant credential.
+      security: [],
       parameters: [
         {
           name: 'name',
@@ -61,6 +63,9 @@ export const channelPaths: Record<string, PathItem> = {
       description:
         'The callback the API Pix provider makes to the webhook the platform registers at start (`PUT {baseUrl}/webhook/{pixKey}` with `webhookUrl` `<PAYGATE_PUBLIC_URL>/channels/<name>/notifications`). It carries no signature: the API Pix protects it with mTLS, which a deployment terminates at its edge (docs/channels.md). It is only a hint: the body is recorded raw (once per distinct body) and answered 200; then, for each `txid` that names an open payment of this platform on that channel, the platform asks `GET {baseUrl}/cob/{txid}` (at most once at a time per txid) and settles from that answer alone. A forged or replayed callback changes nothing, and ids of no open payment cost no call to the provider.',
       tags: ['Channels'],
+      // Authenticated at the deployment's edge (mTLS with the provider's certificate), not by a
+      // merchant credential; and only a hint, confirmed by the platform's own GET /cob.
+      security: [],
       parameters: [
         {
           name: 'name',

@@ -1,3 +1,4 @@
+import { WEBHOOK_KEYS_SAMPLES } from '../../openapi/code-samples.js';
 import { type PathItem, ref } from '../../openapi/common.js';
 
 /** The published webhook keys (routes.ts), documented beside the route that serves them. */
@@ -7,7 +8,9 @@ export const platformKeyPaths: Record<string, PathItem> = {
       summary: 'Published platform webhook keys',
       description:
         'Unauthenticated. The Ed25519 public keys a merchant may see webhook signatures from, by keyid: the active one and any still enabled during a rotation. Not wrapped in msg/data.',
-      tags: ['Webhooks'],
+      tags: ['Events'],
+      security: [],
+      'x-codeSamples': WEBHOOK_KEYS_SAMPLES,
       responses: {
         '200': {
           description: 'The keys',
@@ -17,6 +20,7 @@ export const platformKeyPaths: Record<string, PathItem> = {
             },
           },
         },
+        '431': { description: 'REQUEST_HEADER_FIELDS_TOO_LARGE: the request target and headers exceed the limit' },
       },
     },
   },

@@ -15,19 +15,25 @@ const SCALAR_BUNDLE = join(
 
 /**
  * Scalar's options: system fonts instead of fonts.scalar.com, no telemetry, no hosted agent or
- * MCP features, no "try it" client (requests must be signed and sealed; see the signing recipe).
+ * MCP features. No "try it" client and no "Test Request" button, and none of Scalar's generated
+ * code samples: a request must be signed and sealed (see the signing recipe), which neither the
+ * page nor a generated curl can do; each operation's own samples (`x-codeSamples`: the SDK, the
+ * command line, the Python client) are shown instead. The server is the document's, relative to
+ * where it was loaded from unless PAYGATE_PUBLIC_URL names one.
  */
 const SCALAR_CONFIGURATION = {
   withDefaultFonts: false,
   telemetry: false,
   hideClientButton: true,
+  hideTestRequestButton: true,
+  hiddenClients: true,
   showDeveloperTools: 'never',
   agent: { disabled: true },
   mcp: { disabled: true },
   metaData: { title: 'Paygate merchant API reference' },
   // Scalar's default light theme has greys and method colours under WCAG AA contrast.
   customCss:
-    '.light-mode{--scalar-color-2:#374151;--scalar-color-3:#4b5563;--scalar-color-green:#047857;--scalar-color-blue:#1d4ed8;--scalar-color-orange:#b45309;--scalar-color-red:#b91c1c;--scalar-color-purple:#6d28d9;--scalar-color-yellow:#854d0e} pre code.hljs{white-space:pre-wrap!important;overflow-wrap:anywhere;overflow:visible!important}',
+    '.light-mode{--scalar-color-2:#374151;--scalar-color-3:#4b5563;--scalar-color-green:#047857;--scalar-color-blue:#1d4ed8;--scalar-color-orange:#b45309;--scalar-color-red:#b91c1c;--scalar-color-purple:#6d28d9;--scalar-color-yellow:#854d0e} pre code.hljs,pre code.hljs *{white-space:pre-wrap!important;overflow-wrap:anywhere;overflow:visible!important} :not(pre)>code{white-space:normal!important;overflow-wrap:anywhere;word-break:break-word}',
   forceDarkModeState: 'light',
   hideDarkModeToggle: true,
 };

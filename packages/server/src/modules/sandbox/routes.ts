@@ -5,7 +5,7 @@ import type { Services } from '../../services.js';
 import { sandboxPayoutRoutes } from '../payouts/routes.js';
 
 /**
- * Sandbox test helpers: they act as the channel would. Registered only in the sandbox; in
+ * Sandbox test helpers: they act as the channel would, or check the merchant's receiver. Registered only in the sandbox; in
  * production these paths are 404 like any unknown endpoint.
  */
 export function sandboxRoutes(api: FastifyInstance, services: Services): void {
@@ -14,4 +14,7 @@ export function sandboxRoutes(api: FastifyInstance, services: Services): void {
     success(await payments.applyChannelReport(merchantOf(request).id, businessBody(request))),
   );
   sandboxPayoutRoutes(api, services);
+  api.post('/sandbox/webhooks/check', async (request) =>
+    success(await services.webhooks.checkReceiver(businessBody(request))),
+  );
 }

@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from '@paygate/wire';
+import { checkReceiverRequest, type DeliveryStatus, type ReceiverCheck } from '@paygate/wire';
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '@paygate/protocol';
 import type { Config } from '../../config.js';
@@ -10,6 +10,8 @@ import {
   SpanKind,
   SpanStatusCode,
 } from '../../observability/tracing.js';
+import { parseInput, webhookUrl } from '../../validation.js';
+import { validationFailed } from '../../errors.js';
 import type { PlatformKeys } from '../platform-keys/service.js';
 import {
   cachingResolver,
@@ -18,6 +20,7 @@ import {
   resolveDestination,
   systemResolver,
 } from '../../http/ssrf.js';
+import { checkReceiver } from './receiver-check.js';
 import { type SendResult, send } from './sender.js';
 import { SettleBatcher, type SettleSlot, storable } from './settle.js';
 
@@ -28,6 +31,8 @@ const TOTAL_TIMEOUT_MS = 10_000;
 /** Lease an attempt must have left beyond its own time bound to start. */
 const LEASE_MARGIN_MS = 10_000;
 const EXCERPT_BYTES = 1024;
+/** Each request of a receiver check waits at most this long: 14 of them answer one API call. */
+const CHECK_TIMEOUT_MS = 5_000;
 
 /**
  * Delay before retry number `retry` (1-based): the schedule's step with ±10 % jitter (so that
@@ -239,6 +244,33 @@ export class WebhookDelivery {
         return outcome.outcome;
       },
     );
+  }
+
+  /**
+   * Sandbox: fires correctly signed and tampered webhooks at a merchant's receiver (see
+   * `receiver-check.ts`), signed with the platform's own webhook key for the URL as a delivery
+   * would be, under the same URL rule and SSRF guard. A refused URL is VALIDATION_FAILED (field
+   * url) and nothing is sent.
+   */
+  async checkReceiver(input: unknown): Promise<ReceiverCheck> {
+    const { url } = parseInput(checkReceiverRequest(webhookUrl(this.config)), input);
+    let destination;
+    try {
+      destination = await resolveDestination(url, {
+        allowPrivate: this.config.webhookAllowPrivate,
+        httpsOnly: this.config.environment === 'production',
+        resolve: this.resolve,
+      });
+    } catch (error) {
+      if (!(error instanceof DestinationRefused)) throw error;
+      throw validationFailed([{ field: 'url', message: `destination refused: ${error.message}` }]);
+    }
+    return checkReceiver(destination, await this.platformKeys.webhookSigner(), {
+      connectTimeoutMs: this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      totalTimeoutMs: Math.min(this.options.totalTimeoutMs ?? TOTAL_TIMEOUT_MS, CHECK_TIMEOUT_MS),
+      excerptBytes: EXCERPT_BYTES,
+      now: this.now,
+    });
   }
 
   /** Signs and sends the claimed event once, then settles it. */
