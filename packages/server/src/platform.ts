@@ -66,6 +66,12 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
       poolSize: config.databasePoolSize,
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
+      retryWindowMs: config.databaseRetryMs,
+      onRetry: (error, attempts) =>
+        logger.current.warn(
+          { err: { message: (error as Error).message }, attempts },
+          'database statement retried (lost connection or read-only)',
+        ),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       onConnectionError: (error) =>
         logger.current.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),
