@@ -107,7 +107,7 @@ const UNAVAILABLE_MESSAGES = [
 export function isUnavailable(error: unknown): boolean {
   if (error instanceof DatabaseUnavailableError) return true;
   // FATAL and PANIC end the session: the server refused or dropped the connection itself.
-  const severity = typeof error === 'object' && error !== null && 'severity' in error ? error.severity : undefined;
+  const severity = severityOf(error);
   if (severity === 'FATAL' || severity === 'PANIC') return true;
   const state = sqlState(error);
   if (state !== undefined)
@@ -123,18 +123,28 @@ export const READ_ONLY_TRANSACTION = '25006';
 const READS = /^\s*(SELECT|SHOW)\b/i;
 const WRITES_IN_A_READ =
   /\b(INSERT|UPDATE|DELETE|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE|nextval|setval|pg_advisory)/i;
+const RETURNING = /\bRETURNING\b/i;
 const onlyReads = (sql: Sql) => READS.test(textOf(sql)) && !WRITES_IN_A_READ.test(textOf(sql));
 
 /**
  * Whether a failed attempt certainly committed nothing, so that running it again is safe: the
  * server refused it as read-only (a standby behind the balancer during a failover), or the
- * connection failed before a COMMIT was sent (`committing` false) or, for a read (`reads`),
- * at any time. A connection lost while a write commits leaves the outcome unknown: that one is
- * not retried here but answered 503, and the client's retry meets the business key.
+ * connection failed before a COMMIT was sent (`committing` false), or the server itself ended the
+ * session with a FATAL error (terminated, shutting down): PostgreSQL holds such interrupts off
+ * once a commit is recorded, so a FATAL answer means the statement it interrupted was rolled back.
+ * A read (`reads`) is safe to run again whatever happened. A connection lost without a word while
+ * a write commits (a crash, a cut network, a sync-replication wait cancelled by a shutdown)
+ * leaves the outcome unknown: that one is not retried here but answered 503, and the client's
+ * retry meets the business key.
  */
 function safeToRetry(error: unknown, committing: boolean, reads: boolean): boolean {
   if (sqlState(error) === READ_ONLY_TRANSACTION) return true;
-  return isUnavailable(error) && (!committing || reads);
+  if (!isUnavailable(error)) return false;
+  return !committing || reads || severityOf(error) === 'FATAL';
+}
+
+function severityOf(error: unknown): unknown {
+  return typeof error === 'object' && error !== null && 'severity' in error ? error.severity : undefined;
 }
 
 /** A failed attempt that {@link safeToRetry} allows to run again. */
@@ -145,6 +155,48 @@ class RetryableFailure extends Error {
 }
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Watches a checked-out connection for the warning PostgreSQL sends when a shutdown ends a
+ * commit's wait for the synchronous standby (SQLSTATE 57P01, "canceling the wait for synchronous
+ * replication ... The transaction has already committed locally"): the server then closes the
+ * connection without answering. The commit is recorded, as PostgreSQL reports one whose wait a
+ * cancel ended; and a fast shutdown (Patroni's switchover) sends every WAL record to the
+ * connected standby before it stops, so the commit is on the new primary too. A crash sends no
+ * such warning: that outcome stays unknown.
+ */
+function watchCommit(client: pg.PoolClient): { readonly committedLocally: boolean; stop(): void } {
+  const watch = {
+    committedLocally: false,
+    stop: () => client.removeListener('notice', onNotice),
+  };
+  const onNotice = (notice: { code?: string; message?: string }) => {
+    if (notice.code === '57P01' && notice.message?.includes('canceling the wait for synchronous replication'))
+      watch.committedLocally = true;
+  };
+  client.on('notice', onNotice);
+  return watch;
+}
+
+/**
+ * Runs one statement, collecting its rows into `rows` as they arrive: a statement with RETURNING
+ * whose commit the connection did not live to confirm (see {@link watchCommit}) still has its
+ * rows, all sent before the commit.
+ */
+function runStatement<T>(
+  client: pg.PoolClient,
+  sql: Sql,
+  params: readonly unknown[],
+  rows: T[],
+): Promise<QueryResult<T>> {
+  return new Promise((resolve, reject) => {
+    const query = new pg.Query<T & pg.QueryResultRow>(pgQuery(sql, params));
+    query.on('row', (row) => rows.push(row));
+    query.on('error', reject);
+    query.on('end', (result) => resolve({ rows, rowCount: result.rowCount ?? rows.length }));
+    client.query(query);
+  });
+}
 
 /** Rethrows a connection failure as {@link DatabaseUnavailableError}, anything else as it is. */
 function classify(error: unknown): never {
@@ -202,15 +254,19 @@ class PostgresDb implements Db {
       broken = error;
     };
     client.on('error', onError);
+    const commit = watchCommit(client);
+    const rows: T[] = [];
     try {
-      const result = await client.query(pgQuery(sql, params));
-      return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
+      return await runStatement<T>(client, sql, params, rows);
     } catch (error) {
       // A connection to a standby is dropped too: the next one goes to the new primary.
       if (isUnavailable(error) || sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
+      // Committed, and RETURNING sent every row it touched before the commit: that is the answer.
+      if (commit.committedLocally && RETURNING.test(textOf(sql))) return { rows, rowCount: rows.length };
       if (safeToRetry(error, true, onlyReads(sql))) throw new RetryableFailure(error);
       return classify(error);
     } finally {
+      commit.stop();
       client.removeListener('error', onError);
       client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
     }
@@ -227,7 +283,9 @@ class PostgresDb implements Db {
       broken = error;
     };
     client.on('error', onError);
+    const commit = watchCommit(client);
     let committing = false;
+    let value: T | undefined;
     try {
       await client.query('BEGIN');
       const tx: Queryable = {
@@ -236,7 +294,7 @@ class PostgresDb implements Db {
           return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
         },
       };
-      const value = await work(tx);
+      value = await work(tx);
       committing = true;
       await client.query('COMMIT');
       return value;
@@ -244,9 +302,11 @@ class PostgresDb implements Db {
       if (broken === undefined && !isUnavailable(error)) await client.query('ROLLBACK').catch(() => {});
       else broken ??= error;
       if (sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
+      if (committing && commit.committedLocally) return value as T;
       if (safeToRetry(error, committing, false)) throw new RetryableFailure(error);
       return classify(error);
     } finally {
+      commit.stop();
       client.removeListener('error', onError);
       // A broken connection is destroyed, not returned to the pool for the next caller.
       client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
