@@ -123,7 +123,6 @@ export const READ_ONLY_TRANSACTION = '25006';
 const READS = /^\s*(SELECT|SHOW)\b/i;
 const WRITES_IN_A_READ =
   /\b(INSERT|UPDATE|DELETE|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE|nextval|setval|pg_advisory)/i;
-const RETURNING = /\bRETURNING\b/i;
 const onlyReads = (sql: Sql) => READS.test(textOf(sql)) && !WRITES_IN_A_READ.test(textOf(sql));
 
 /**
@@ -176,26 +175,6 @@ function watchCommit(client: pg.PoolClient): { readonly committedLocally: boolea
   };
   client.on('notice', onNotice);
   return watch;
-}
-
-/**
- * Runs one statement, collecting its rows into `rows` as they arrive: a statement with RETURNING
- * whose commit the connection did not live to confirm (see {@link watchCommit}) still has its
- * rows, all sent before the commit.
- */
-function runStatement<T>(
-  client: pg.PoolClient,
-  sql: Sql,
-  params: readonly unknown[],
-  rows: T[],
-): Promise<QueryResult<T>> {
-  return new Promise((resolve, reject) => {
-    const query = new pg.Query<T & pg.QueryResultRow>(pgQuery(sql, params));
-    query.on('row', (row) => rows.push(row));
-    query.on('error', reject);
-    query.on('end', (result) => resolve({ rows, rowCount: result.rowCount ?? rows.length }));
-    client.query(query);
-  });
 }
 
 /** Rethrows a connection failure as {@link DatabaseUnavailableError}, anything else as it is. */
@@ -254,19 +233,15 @@ class PostgresDb implements Db {
       broken = error;
     };
     client.on('error', onError);
-    const commit = watchCommit(client);
-    const rows: T[] = [];
     try {
-      return await runStatement<T>(client, sql, params, rows);
+      const result = await client.query(pgQuery(sql, params));
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
       // A connection to a standby is dropped too: the next one goes to the new primary.
       if (isUnavailable(error) || sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
-      // Committed, and RETURNING sent every row it touched before the commit: that is the answer.
-      if (commit.committedLocally && RETURNING.test(textOf(sql))) return { rows, rowCount: rows.length };
       if (safeToRetry(error, true, onlyReads(sql))) throw new RetryableFailure(error);
       return classify(error);
     } finally {
-      commit.stop();
       client.removeListener('error', onError);
       client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
     }
