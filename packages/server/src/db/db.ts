@@ -177,6 +177,30 @@ function watchCommit(client: pg.PoolClient): { readonly committedLocally: boolea
   return watch;
 }
 
+/**
+ * Runs one statement, collecting its rows into `rows` as they arrive: a statement with RETURNING
+ * whose commit the connection did not live to confirm (see {@link watchCommit}) still has its
+ * rows, all sent before the commit.
+ */
+function runStatement<T>(
+  client: pg.PoolClient,
+  sql: Sql,
+  params: readonly unknown[],
+  rows: T[],
+): Promise<QueryResult<T>> {
+  return new Promise((resolve, reject) => {
+    // A callback, not 'end'/'error' listeners: pg wraps it for query_timeout, and a query with a
+    // callback reports its error only there.
+    const query = new pg.Query<T & pg.QueryResultRow>(pgQuery(sql, params), (error, result) =>
+      error ? reject(error) : resolve({ rows: result.rows as T[], rowCount: result.rowCount ?? 0 }),
+    );
+    query.on('row', (row) => rows.push(row));
+    client.query(query);
+  });
+}
+
+const RETURNING = /\bRETURNING\b/i;
+
 /** Rethrows a connection failure as {@link DatabaseUnavailableError}, anything else as it is. */
 function classify(error: unknown): never {
   throw isUnavailable(error) && !(error instanceof DatabaseUnavailableError)
@@ -233,15 +257,19 @@ class PostgresDb implements Db {
       broken = error;
     };
     client.on('error', onError);
+    const commit = watchCommit(client);
+    const rows: T[] = [];
     try {
-      const result = await client.query(pgQuery(sql, params));
-      return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
+      return await runStatement<T>(client, sql, params, rows);
     } catch (error) {
       // A connection to a standby is dropped too: the next one goes to the new primary.
       if (isUnavailable(error) || sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
+      // Committed, and RETURNING sent every row it touched before the commit: that is the answer.
+      if (commit.committedLocally && RETURNING.test(textOf(sql))) return { rows, rowCount: rows.length };
       if (safeToRetry(error, true, onlyReads(sql))) throw new RetryableFailure(error);
       return classify(error);
     } finally {
+      commit.stop();
       client.removeListener('error', onError);
       client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
     }
