@@ -22,6 +22,7 @@ import { eventRoutes } from './modules/webhooks/routes.js';
 import { metricsRoutes } from './modules/metrics/routes.js';
 import { publishedKeyRoutes } from './modules/platform-keys/routes.js';
 import { observeHttp } from './observability/http.js';
+import type { Db } from './db/db.js';
 import type { Services } from './services.js';
 
 export interface AppOptions {
@@ -39,6 +40,8 @@ export interface AppOptions {
 
 /** How long `/readyz` waits for the database (a balancer's health check times out soon after). */
 const READY_CHECK_MS = 1_500;
+/** How long one answer of the database check serves `/readyz` (balancers ask several times a second). */
+export const READY_CACHE_MS = 1_000;
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -48,6 +51,31 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
       timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
+}
+
+/** What `/readyz` found the database to be; `detail` goes to the log only. */
+type DatabaseState = { kind: 'writable' } | { kind: 'read-only' } | { kind: 'unreachable'; detail: string };
+
+/**
+ * Checks the database for `/readyz`: it must answer and take writes. A primary demoted by a
+ * failover or switchover, a standby behind a misrouting balancer and a read-only session take
+ * only reads, and an instance on one would fail every write. One check serves every caller for
+ * READY_CACHE_MS.
+ */
+function databaseCheck(db: Db): () => Promise<DatabaseState> {
+  let last: { at: number; state: Promise<DatabaseState> } | undefined;
+  return () => {
+    if (last === undefined || Date.now() - last.at >= READY_CACHE_MS) {
+      last = {
+        at: Date.now(),
+        state: withTimeout(db.acceptsWrites(), READY_CHECK_MS).then(
+          (writable): DatabaseState => ({ kind: writable ? 'writable' : 'read-only' }),
+          (error: unknown): DatabaseState => ({ kind: 'unreachable', detail: (error as Error).message }),
+        ),
+      };
+    }
+    return last.state;
+  };
 }
 
 const OPENAPI_PATH = join(import.meta.dirname, '../openapi.json');
@@ -109,15 +137,17 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   app.get('/healthz', async () => success({ status: 'ok' }));
+  const checkDatabase = databaseCheck(services.db);
   app.get('/readyz', async (request) => {
     if (lifecycle?.isDraining()) throw new DomainError('NOT_READY', 'the instance is draining');
-    try {
-      await withTimeout(services.db.query('SELECT 1'), READY_CHECK_MS);
-      return success({ status: 'ready', environment: services.config.environment });
-    } catch (error) {
-      request.log.warn({ err: { message: (error as Error).message } }, 'not ready: the database does not answer');
-      throw new DomainError('NOT_READY', 'the database does not answer');
+    const database = await checkDatabase();
+    if (database.kind === 'writable') return success({ status: 'ready', environment: services.config.environment });
+    if (database.kind === 'read-only') {
+      request.log.warn('not ready: the database takes only reads');
+      throw new DomainError('NOT_READY', 'the database takes only reads');
     }
+    request.log.warn({ err: { message: database.detail } }, 'not ready: the database does not answer');
+    throw new DomainError('NOT_READY', 'the database does not answer');
   });
   const openapi = withServer(readFileSync(OPENAPI_PATH, 'utf8'), services.config.publicUrlGiven);
   app.get('/openapi.json', { exposeHeadRoute: true }, async (_request, reply) =>

@@ -30,6 +30,8 @@ export interface Config {
   readonly databaseConnectTimeoutMs: number;
   /** Milliseconds a statement may run before PostgreSQL cancels it (0: no limit). */
   readonly databaseStatementTimeoutMs: number;
+  /** Milliseconds a statement that committed nothing is retried after a lost connection or on a standby (0: never). */
+  readonly databaseRetryMs: number;
   /** Whether an instance applies missing migrations itself when it starts (otherwise it waits). */
   readonly autoMigrate: boolean;
   /** With `autoMigrate` off, how long an instance waits for `paygate migrate` before giving up. */
@@ -142,6 +144,7 @@ const envSchema = z.object({
   PAYGATE_DATABASE_POOL: z.coerce.number().int().min(1).max(500).default(20),
   PAYGATE_DATABASE_CONNECT_TIMEOUT: duration.default(5_000),
   PAYGATE_DATABASE_STATEMENT_TIMEOUT: durationOrZero.default(30_000),
+  PAYGATE_DATABASE_RETRY: durationOrZero.default(15_000),
   PAYGATE_AUTO_MIGRATE: bool.default(true),
   PAYGATE_SCHEMA_WAIT: duration.default(60_000),
   PAYGATE_SHUTDOWN_DRAIN: durationOrZero.default(5_000),
@@ -238,6 +241,7 @@ export function parseConfig(
     databasePoolSize: e.PAYGATE_DATABASE_POOL,
     databaseConnectTimeoutMs: e.PAYGATE_DATABASE_CONNECT_TIMEOUT,
     databaseStatementTimeoutMs: e.PAYGATE_DATABASE_STATEMENT_TIMEOUT,
+    databaseRetryMs: e.PAYGATE_DATABASE_RETRY,
     autoMigrate: e.PAYGATE_AUTO_MIGRATE,
     schemaWaitMs: e.PAYGATE_SCHEMA_WAIT,
     shutdownDrainMs: e.PAYGATE_SHUTDOWN_DRAIN,

@@ -76,6 +76,12 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       lock,
+      retryWindowMs: config.databaseRetryMs,
+      onRetry: (error, attempts) =>
+        logger.current.warn(
+          { err: { message: (error as Error).message }, attempts },
+          'database statement retried (lost connection or read-only)',
+        ),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       onConnectionError: (error) =>
         logger.current.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),

@@ -62,6 +62,11 @@ export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** The pool's occupancy; `undefined` for the embedded database, which has no pool. */
   poolStats(): PoolStats | undefined;
+  /**
+   * Whether a connection of the pool takes writes now: false on a standby (a demoted primary)
+   * or a read-only session. One attempt, no retry: `/readyz` asks.
+   */
+  acceptsWrites(): Promise<boolean>;
 }
 
 /**
@@ -103,7 +108,7 @@ const UNAVAILABLE_MESSAGES = [
 export function isUnavailable(error: unknown): boolean {
   if (error instanceof DatabaseUnavailableError) return true;
   // FATAL and PANIC end the session: the server refused or dropped the connection itself.
-  const severity = typeof error === 'object' && error !== null && 'severity' in error ? error.severity : undefined;
+  const severity = severityOf(error);
   if (severity === 'FATAL' || severity === 'PANIC') return true;
   const state = sqlState(error);
   if (state !== undefined)
@@ -111,6 +116,91 @@ export function isUnavailable(error: unknown): boolean {
   const message = error instanceof Error ? error.message : '';
   return UNAVAILABLE_MESSAGES.some((text) => message.includes(text));
 }
+
+/** SQLSTATE 25006: a write on a read-only connection (a standby, or a primary being demoted). */
+export const READ_ONLY_TRANSACTION = '25006';
+
+/** Statements that only read: run again after a lost connection, they change nothing. */
+const READS = /^\s*(SELECT|SHOW)\b/i;
+const WRITES_IN_A_READ =
+  /\b(INSERT|UPDATE|DELETE|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE|nextval|setval|pg_advisory)/i;
+const onlyReads = (sql: Sql) => READS.test(textOf(sql)) && !WRITES_IN_A_READ.test(textOf(sql));
+
+/**
+ * Whether a failed attempt certainly committed nothing, so that running it again is safe: the
+ * server refused it as read-only (a standby behind the balancer during a failover), or the
+ * connection failed before a COMMIT was sent (`committing` false), or the server itself ended the
+ * session with a FATAL error (terminated, shutting down): PostgreSQL holds such interrupts off
+ * once a commit is recorded, so a FATAL answer means the statement it interrupted was rolled back.
+ * A read (`reads`) is safe to run again whatever happened. A connection lost without a word while
+ * a write commits (a crash, a cut network, a sync-replication wait cancelled by a shutdown)
+ * leaves the outcome unknown: that one is not retried here but answered 503, and the client's
+ * retry meets the business key.
+ */
+function safeToRetry(error: unknown, committing: boolean, reads: boolean): boolean {
+  if (sqlState(error) === READ_ONLY_TRANSACTION) return true;
+  if (!isUnavailable(error)) return false;
+  return !committing || reads || severityOf(error) === 'FATAL';
+}
+
+function severityOf(error: unknown): unknown {
+  return typeof error === 'object' && error !== null && 'severity' in error ? error.severity : undefined;
+}
+
+/** A failed attempt that {@link safeToRetry} allows to run again. */
+class RetryableFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('retryable');
+  }
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Watches a checked-out connection for the warning PostgreSQL sends when a shutdown ends a
+ * commit's wait for the synchronous standby (SQLSTATE 57P01, "canceling the wait for synchronous
+ * replication ... The transaction has already committed locally"): the server then closes the
+ * connection without answering. The commit is recorded, as PostgreSQL reports one whose wait a
+ * cancel ended; and a fast shutdown (Patroni's switchover) sends every WAL record to the
+ * connected standby before it stops, so the commit is on the new primary too. A crash sends no
+ * such warning: that outcome stays unknown.
+ */
+function watchCommit(client: pg.PoolClient): { readonly committedLocally: boolean; stop(): void } {
+  const watch = {
+    committedLocally: false,
+    stop: () => client.removeListener('notice', onNotice),
+  };
+  const onNotice = (notice: { code?: string; message?: string }) => {
+    if (notice.code === '57P01' && notice.message?.includes('canceling the wait for synchronous replication'))
+      watch.committedLocally = true;
+  };
+  client.on('notice', onNotice);
+  return watch;
+}
+
+/**
+ * Runs one statement, collecting its rows into `rows` as they arrive: a statement with RETURNING
+ * whose commit the connection did not live to confirm (see {@link watchCommit}) still has its
+ * rows, all sent before the commit.
+ */
+function runStatement<T>(
+  client: pg.PoolClient,
+  sql: Sql,
+  params: readonly unknown[],
+  rows: T[],
+): Promise<QueryResult<T>> {
+  return new Promise((resolve, reject) => {
+    // A callback, not 'end'/'error' listeners: pg wraps it for query_timeout, and a query with a
+    // callback reports its error only there.
+    const query = new pg.Query<T & pg.QueryResultRow>(pgQuery(sql, params), (error, result) =>
+      error ? reject(error) : resolve({ rows: result.rows as T[], rowCount: result.rowCount ?? 0 }),
+    );
+    query.on('row', (row) => rows.push(row));
+    client.query(query);
+  });
+}
+
+const RETURNING = /\bRETURNING\b/i;
 
 /** Rethrows a connection failure as {@link DatabaseUnavailableError}, anything else as it is. */
 function classify(error: unknown): never {
@@ -126,19 +216,70 @@ class PostgresDb implements Db {
   constructor(
     private readonly pool: pg.Pool,
     private readonly maxConnections: number,
+    private readonly retry: RetryPolicy,
   ) {}
 
-  async query<T>(sql: Sql, params: readonly unknown[] = []): Promise<QueryResult<T>> {
-    try {
-      const result = await this.pool.query(pgQuery(sql, params));
-      return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
-    } catch (error) {
-      return classify(error);
+  query<T>(sql: Sql, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+    return this.retrying(() => this.attemptQuery<T>(sql, params));
+  }
+
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.retrying(() => this.attemptTransaction(work));
+  }
+
+  /**
+   * Runs `attempt` again while it fails in a way {@link safeToRetry} allows, with a growing pause,
+   * for up to the retry window: a failover or a switchover behind the balancer (connections
+   * refused, ended, or landing on the demoted primary) costs the caller a wait instead of an error.
+   */
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.retry.windowMs;
+    let delay = 50;
+    for (let attempts = 1; ; attempts++) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!(error instanceof RetryableFailure)) throw error;
+        // Out of time: unavailable (503), whether the server was gone or took only reads.
+        if (Date.now() + delay > deadline) throw new DatabaseUnavailableError(error.cause);
+        this.retry.onRetry?.(error.cause, attempts);
+        await pause(delay);
+        delay = Math.min(delay * 2, 1_000);
+      }
     }
   }
 
-  async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect().catch(classify);
+  private async attemptQuery<T>(sql: Sql, params: readonly unknown[]): Promise<QueryResult<T>> {
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw isUnavailable(error) ? new RetryableFailure(error) : error;
+    });
+    let broken: unknown;
+    const onError = (error: unknown) => {
+      broken = error;
+    };
+    client.on('error', onError);
+    const commit = watchCommit(client);
+    const rows: T[] = [];
+    try {
+      return await runStatement<T>(client, sql, params, rows);
+    } catch (error) {
+      // A connection to a standby is dropped too: the next one goes to the new primary.
+      if (isUnavailable(error) || sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
+      // Committed, and RETURNING sent every row it touched before the commit: that is the answer.
+      if (commit.committedLocally && RETURNING.test(textOf(sql))) return { rows, rowCount: rows.length };
+      if (safeToRetry(error, true, onlyReads(sql))) throw new RetryableFailure(error);
+      return classify(error);
+    } finally {
+      commit.stop();
+      client.removeListener('error', onError);
+      client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
+    }
+  }
+
+  private async attemptTransaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw isUnavailable(error) ? new RetryableFailure(error) : error;
+    });
     // A checked-out client that loses its connection emits 'error' with nobody listening (the
     // pool listens only to idle clients): without this, one terminated backend ends the process.
     let broken: unknown;
@@ -146,6 +287,9 @@ class PostgresDb implements Db {
       broken = error;
     };
     client.on('error', onError);
+    const commit = watchCommit(client);
+    let committing = false;
+    let value: T | undefined;
     try {
       await client.query('BEGIN');
       const tx: Queryable = {
@@ -154,18 +298,31 @@ class PostgresDb implements Db {
           return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
         },
       };
-      const value = await work(tx);
+      value = await work(tx);
+      committing = true;
       await client.query('COMMIT');
       return value;
     } catch (error) {
       if (broken === undefined && !isUnavailable(error)) await client.query('ROLLBACK').catch(() => {});
       else broken ??= error;
+      if (sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
+      if (committing && commit.committedLocally) return value as T;
+      if (safeToRetry(error, committing, false)) throw new RetryableFailure(error);
       return classify(error);
     } finally {
+      commit.stop();
       client.removeListener('error', onError);
       // A broken connection is destroyed, not returned to the pool for the next caller.
       client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
     }
+  }
+
+  async acceptsWrites(): Promise<boolean> {
+    // A standby (pg_is_in_recovery) is read-only too: one setting answers both.
+    const result = await this.pool
+      .query<{ ro: string }>('SELECT current_setting($1) AS ro', ['transaction_read_only'])
+      .catch(classify);
+    return result.rows[0]?.ro === 'off';
   }
 
   poolStats(): PoolStats {
@@ -305,6 +462,10 @@ class PgliteDb implements Db {
     return undefined;
   }
 
+  async acceptsWrites(): Promise<boolean> {
+    return true;
+  }
+
   dump(): Promise<Blob> {
     return this.pglite.dumpDataDir('none') as Promise<Blob>;
   }
@@ -324,6 +485,14 @@ export interface DatabaseOptions {
    * Without a listener such an error would end the process.
    */
   onConnectionError?: (error: Error) => void;
+  /**
+   * How long a statement or transaction that failed without committing anything (see
+   * {@link safeToRetry}) is tried again before its error reaches the caller (default 15 s; 0:
+   * never). It covers a primary failover behind the balancer.
+   */
+  retryWindowMs?: number;
+  /** Told about each retry (the error and how many attempts failed so far). */
+  onRetry?: (error: unknown, attempts: number) => void;
   /** The embedded database only: start from this data directory dump (see {@link dumpEmbedded}). */
   loadDataDir?: Blob;
   /**
@@ -348,6 +517,11 @@ export function lockEmbedded(options: Pick<DatabaseOptions, 'databaseUrl' | 'dat
   return lockDirectory(options.dataDir, owner);
 }
 
+interface RetryPolicy {
+  readonly windowMs: number;
+  readonly onRetry?: ((error: unknown, attempts: number) => void) | undefined;
+}
+
 /** Opens PostgreSQL at `databaseUrl`, or the embedded database under `dataDir` (`memory://` for none). */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   if (options.databaseUrl) {
@@ -369,9 +543,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     // An idle connection that breaks (terminated backend, failover, a pooler's idle timeout)
     // makes the pool emit 'error'; the pool has already dropped it and opens a new one on demand.
     pool.on('error', (error) => options.onConnectionError?.(error));
-    const db = new PostgresDb(pool, max);
+    const db = new PostgresDb(pool, max, { windowMs: options.retryWindowMs ?? 15_000, onRetry: options.onRetry });
     try {
-      await db.query('SELECT 1');
+      await pool.query('SELECT 1').catch(classify);
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;

@@ -68,6 +68,8 @@ export function traced(db: Db): Db {
       const pending: (() => void)[] = [];
       const run = () =>
         db.transaction((tx) => {
+          // A retried attempt starts over: only the attempt that commits is observed.
+          pending.length = 0;
           const wrapped = tracedQueryable(db.kind, tx);
           pendingCommit.set(wrapped, pending);
           return work(wrapped);
@@ -90,5 +92,6 @@ export function traced(db: Db): Db {
         : db.exec(sql),
     close: () => db.close(),
     poolStats: () => db.poolStats(),
+    acceptsWrites: () => db.acceptsWrites(),
   };
 }

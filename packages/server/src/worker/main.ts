@@ -34,6 +34,12 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     poolSize: config.databasePoolSize,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    retryWindowMs: config.databaseRetryMs,
+    onRetry: (error, attempts) =>
+      log.warn(
+        { err: { message: (error as Error).message }, attempts },
+        'database statement retried (lost connection or read-only)',
+      ),
     onConnectionError: (error) =>
       log.warn({ err: { message: error.message } }, 'database connection lost; the pool replaces it'),
   });
