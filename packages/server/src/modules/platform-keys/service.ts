@@ -133,6 +133,11 @@ export class PlatformKeys {
    * otherwise fail every request that needs a platform key.
    */
   async verifyMasterKey(): Promise<void> {
+    // Most starts only need to read: every key check opens, the current key's is there and every
+    // platform key names its master key. Only a first start under a new key (or with keys from
+    // before key checks) writes, under the lock below; so an instance can still start on a
+    // database that takes only reads (a standby during a failover) and say it is not ready.
+    if (await this.masterKeyVerifiedByReading()) return;
     await this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [MASTER_KEY_LOCK]);
       const checks = await tx.query<{ key_id: string; check_sealed: Uint8Array }>(
@@ -171,6 +176,32 @@ export class PlatformKeys {
         [this.environment, this.sealer.currentKeyId, this.sealer.keyCheck()],
       );
     });
+  }
+
+  /**
+   * {@link verifyMasterKey} without writing: true when nothing needs recording, false when the
+   * writing pass must run; throws the wrong-key refusal it can already tell.
+   */
+  private async masterKeyVerifiedByReading(): Promise<boolean> {
+    const checks = await this.db.query<{ key_id: string; check_sealed: Uint8Array }>(
+      'SELECT key_id, check_sealed FROM master_key_checks WHERE environment = $1 ORDER BY created_at',
+      [this.environment],
+    );
+    const unopened = checks.rows
+      .filter((check) => !this.sealer.opensKeyCheck(check.key_id, Buffer.from(check.check_sealed)))
+      .map((check) => check.key_id);
+    if (unopened.length > 0) throw this.wrongKey(unopened);
+    if (!checks.rows.some((check) => check.key_id === this.sealer.currentKeyId)) return false;
+    const sealedUnder = await this.db.query<{ sealed_under: string | null }>(
+      'SELECT DISTINCT sealed_under FROM platform_keys WHERE environment = $1',
+      [this.environment],
+    );
+    if (sealedUnder.rows.some((row) => row.sealed_under === null)) return false;
+    const missing = sealedUnder.rows
+      .map((row) => row.sealed_under as string)
+      .filter((keyId) => !this.sealer.holds(keyId));
+    if (missing.length > 0) throw this.wrongKey(missing);
+    return true;
   }
 
   private wrongKey(needed: readonly string[]): MasterKeyError {
