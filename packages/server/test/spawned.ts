@@ -20,8 +20,11 @@ export interface SpawnedPlatform {
   readonly exited: Promise<unknown>;
 }
 
-/** Starts `npm start`'s entry point as its own process with `env` and waits for it to listen. */
-export async function spawnPlatform(env: Record<string, string>): Promise<SpawnedPlatform> {
+/**
+ * Starts `npm start`'s entry point as its own process with `env` and waits (at most
+ * `startTimeoutMs`, default 60 s) for it to listen.
+ */
+export async function spawnPlatform(env: Record<string, string>, startTimeoutMs = 60_000): Promise<SpawnedPlatform> {
   const child = spawn(process.execPath, [...TSX, SERVER], {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: '', ...env },
@@ -31,7 +34,7 @@ export async function spawnPlatform(env: Record<string, string>): Promise<Spawne
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     const match = /"url":"(http:\/\/[^"]+)".*"msg":"paygate listening"/.exec(output);
     if (match) return { child, url: match[1] as string, exited };

@@ -7,19 +7,16 @@
  * and the load goes on. `npm run test:crash` (and .ci/run); too long for `npm test`.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
-import { boxPublicKeyFrom, generateSigningKey } from '@paygate/protocol';
 import { openDatabase } from '../../src/db/db.js';
 import { buildWrite, paymentInput, type TestMerchant } from '../harness.js';
 import { payoutInput } from '../money-harness.js';
+import { onboard, type SpawnedPlatform, spawnPlatform, stopSpawned } from '../spawned.js';
 
-const ROOT = join(import.meta.dirname, '../../../..');
-const SERVER = join(ROOT, 'packages/server/src/main.ts');
 const ADMIN_TOKEN = 'crash-test-admin-token-0123456789abcdef';
 /** Kills in a row. */
 const ROUNDS = 4;
@@ -27,35 +24,6 @@ const ROUNDS = 4;
 const CONCURRENCY = 4;
 /** Acknowledged changes per round before the kill (the kill lands with requests in flight). */
 const ACKS_PER_ROUND = 24;
-
-interface Running {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly exited: Promise<unknown>;
-}
-
-/** Starts the platform as its own process and waits for it to listen. */
-async function start(env: Record<string, string>): Promise<Running> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', SERVER], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_OPTIONS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    const match = /"url":"(http:\/\/[^"]+)".*"msg":"paygate listening"/.exec(output);
-    if (match) return { child, url: match[1] as string, exited };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the platform did not start:\n${output.slice(-4000)}`);
-    }
-    await sleep(50);
-  }
-}
 
 /** How far an order got, as the platform acknowledged it (or, after a kill, as stored). */
 const RANK: Record<string, number> = { PENDING: 0, SUCCEEDED: 1, REFUNDED: 2 };
@@ -228,35 +196,17 @@ describe('SIGKILL under a mixed load on the embedded database', () => {
     DATABASE_URL: '',
     LOG_LEVEL: 'info',
   };
-  let running: Running | undefined;
+  let running: SpawnedPlatform | undefined;
+  /** A loaded machine may take a while to start the platform; the test is about what survives. */
+  const start = (settings: Record<string, string>) => spawnPlatform(settings, 180_000);
   after(async () => {
-    if (running && running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL');
-      await running.exited;
-    }
+    if (running) await stopSpawned(running, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it(`${ROUNDS} kills in a row: every acknowledged change survives, nothing twice, the ledger balances`, async () => {
     running = await start(env);
-    const key = generateSigningKey();
-    const onboarded = await fetch(`${running.url}/admin/v1/merchants`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Crash shop', publicKey: key.publicKey.toString('base64') }),
-    });
-    assert.equal(onboarded.status, 200);
-    const { data } = (await onboarded.json()) as {
-      data: { accessKey: string; bodyKey: { keyId: string; publicKey: string } };
-    };
-    const bodyKey = boxPublicKeyFrom(data.bodyKey.publicKey);
-    if (!bodyKey.ok) throw new Error('bad body key');
-    const merchant: TestMerchant = {
-      accessKey: data.accessKey,
-      key,
-      bodyKey: { keyId: data.bodyKey.keyId, publicKey: bodyKey.value },
-      webhookKeys: [],
-    };
+    const merchant: TestMerchant = await onboard(running.url, ADMIN_TOKEN, 'Crash shop');
     const load = new Load(merchant);
     // Funds for every payout of every round, settled before the first kill.
     const funding = await load.paymentChain(running.url, '5000.00');
@@ -264,7 +214,7 @@ describe('SIGKILL under a mixed load on the embedded database', () => {
 
     for (let round = 1; round <= ROUNDS; round++) {
       const target = load.acks + ACKS_PER_ROUND;
-      const current: Running = running;
+      const current: SpawnedPlatform = running;
       const killed = (async () => {
         while (load.acks < target && current.child.exitCode === null) await sleep(5);
         current.child.kill('SIGKILL');
