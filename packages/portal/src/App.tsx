@@ -108,10 +108,10 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
     ['/overview', 'Overview'],
     ['/payments', 'Payments'],
     ['/payouts', 'Payouts'],
-    ['/events', 'Webhook events'],
-    ['/balances', 'Balances & ledger'],
+    ['/events', 'Events'],
+    ['/balances', 'Balances'],
     ['/credentials', 'Credentials'],
-    ...(sandbox ? ([['/rejected', 'Rejected requests']] as [string, string][]) : []),
+    ...(sandbox ? ([['/rejected', 'Rejected']] as [string, string][]) : []),
   ];
   const signOut = async () => {
     try {
@@ -162,7 +162,9 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
               })}
             </ul>
             <div className="account">
-              <span className="muted small">{session.email}</span>
+              <span className="muted small email" title={session.email}>
+                {session.email}
+              </span>
               <button type="button" className="button button-small" onClick={() => void signOut()}>
                 Sign out
               </button>

@@ -1,4 +1,4 @@
-import { type FormEvent, type MouseEvent, type ReactNode, useEffect, useState } from 'react';
+import { type FormEvent, type MouseEvent, type ReactNode, useEffect, useId, useState } from 'react';
 import { queryString } from './api';
 import { Field } from './components';
 import { fromLocalInput, toLocalInput } from './format';
@@ -95,68 +95,98 @@ export function FilterForm({
     );
   };
   return (
-    <form className="filters" onSubmit={submit} aria-label={label} key={JSON.stringify(filters)}>
-      {statuses ? (
-        <Field label="Status">
+    <FilterPanel>
+      <form className="filters" onSubmit={submit} aria-label={label} key={JSON.stringify(filters)}>
+        {statuses ? (
+          <Field label="Status">
+            {(props) => (
+              <select {...props} name="status" defaultValue={filters.status}>
+                <option value="">Any status</option>
+                {statuses.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        ) : null}
+        {currencies ? (
+          <Field label="Currency">
+            {(props) => (
+              <select {...props} name="currency" defaultValue={filters.currency}>
+                <option value="">All currencies</option>
+                {currencies.map((c) => (
+                  <option key={c} value={c}>
+                    {c}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        ) : null}
+        <Field label="From">
+          {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(filters.from)} />}
+        </Field>
+        <Field label="To">
+          {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(filters.to)} />}
+        </Field>
+        {orderNumberHint ? (
+          <Field label="Order number" hint={orderNumberHint}>
+            {(props) => (
+              <input {...props} type="search" name="orderNo" defaultValue={filters.orderNo} spellCheck={false} />
+            )}
+          </Field>
+        ) : null}
+        <Field label="Per page">
           {(props) => (
-            <select {...props} name="status" defaultValue={filters.status}>
-              <option value="">Any status</option>
-              {statuses.map((s) => (
-                <option key={s} value={s}>
-                  {s}
+            <select {...props} name="pageSize" defaultValue={String(filters.pageSize)}>
+              {[10, 20, 50, 100].map((n) => (
+                <option key={n} value={n}>
+                  {n}
                 </option>
               ))}
             </select>
           )}
         </Field>
-      ) : null}
-      {currencies ? (
-        <Field label="Currency">
-          {(props) => (
-            <select {...props} name="currency" defaultValue={filters.currency}>
-              <option value="">All currencies</option>
-              {currencies.map((c) => (
-                <option key={c} value={c}>
-                  {c}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-      ) : null}
-      <Field label="From">
-        {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(filters.from)} />}
-      </Field>
-      <Field label="To">
-        {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(filters.to)} />}
-      </Field>
-      {orderNumberHint ? (
-        <Field label="Order number" hint={orderNumberHint}>
-          {(props) => (
-            <input {...props} type="search" name="orderNo" defaultValue={filters.orderNo} spellCheck={false} />
-          )}
-        </Field>
-      ) : null}
-      <Field label="Per page">
-        {(props) => (
-          <select {...props} name="pageSize" defaultValue={String(filters.pageSize)}>
-            {[10, 20, 50, 100].map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <div className="filter-actions">
-        <button type="submit" className="button button-primary">
-          Apply filters
-        </button>
-        <button type="button" className="button" onClick={() => navigate(path)}>
-          Clear
-        </button>
+        <div className="filter-actions">
+          <button type="submit" className="button button-primary">
+            Apply filters
+          </button>
+          <button type="button" className="button" onClick={() => navigate(path)}>
+            Clear
+          </button>
+        </div>
+      </form>
+    </FilterPanel>
+  );
+}
+
+/** Wide enough for the filters to stay open: below it (a phone) they start folded. */
+const WIDE = '(min-width: 40rem)';
+
+/**
+ * A list's filters behind a "Filters" button (aria-expanded): open at first on a desktop, folded
+ * on a phone so the list comes first.
+ */
+export function FilterPanel({ children }: { children: ReactNode }) {
+  const [open, setOpen] = useState(() => window.matchMedia(WIDE).matches);
+  const id = useId();
+  return (
+    <div className="filter-panel">
+      <button
+        type="button"
+        className="button button-small filter-toggle"
+        aria-expanded={open}
+        aria-controls={id}
+        onClick={() => setOpen((o) => !o)}
+      >
+        Filters
+      </button>
+      <div id={id} hidden={!open}>
+        {children}
       </div>
-    </form>
+    </div>
   );
 }
 

@@ -227,7 +227,7 @@ describe('portal operations pages in Chromium', { skip: SKIP_BROWSER }, () => {
   });
 
   it('events page: filters by delivery, type and order status, with a total; the whole row opens the order', async () => {
-    await page.getByRole('link', { name: 'Webhook events' }).click();
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Webhook events' }).waitFor();
     await page.getByTestId('total').waitFor();
     assert.equal(await textOf(page, '[data-testid="total"]'), '5 events match these filters.');

@@ -217,7 +217,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
   });
 
   it('shows the balance and ledger entries and exports them as CSV', async () => {
-    await pageA.getByRole('link', { name: 'Balances & ledger' }).click();
+    await pageA.getByRole('link', { name: 'Balances', exact: true }).click();
     await pageA.getByRole('heading', { level: 1, name: 'Balances and ledger' }).waitFor();
     const available = await textOf(pageA, '[data-testid="available-BRL"]');
     assert.notEqual(available, '0.00');
@@ -283,7 +283,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     });
     assert.equal(refused.status, 401);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    await pageA.getByRole('link', { name: 'Rejected requests' }).click();
+    await pageA.getByRole('link', { name: 'Rejected', exact: true }).click();
     await pageA.getByRole('heading', { level: 1, name: 'Rejected requests' }).waitFor();
     const base = await pageA.locator('[data-testid="signature-base"]').first().textContent();
     assert.ok(base?.startsWith('"@method": GET\n"@path": /api/v1/payments\n"@query": ?orderNo='), base ?? '');
@@ -362,6 +362,82 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 1, `no sideways scrolling of the page (${overflow}px)`);
       await screenshot(page, '13-phone-order');
+    } finally {
+      await phone.close();
+    }
+  });
+
+  it('keeps the navigation on one row at 1366×768, without overflow', async () => {
+    const desktop = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+    const page = await desktop.newPage();
+    page.setDefaultTimeout(10_000);
+    try {
+      await signIn(page, userA);
+      const rows = await page.evaluate(() => {
+        const links = Array.from(document.querySelectorAll('#primary-nav li a, #primary-nav button, .topbar .brand'));
+        return new Set(
+          links.map((a) => Math.round(a.getBoundingClientRect().top + a.getBoundingClientRect().height / 2)),
+        ).size;
+      });
+      assert.equal(rows, 1, 'every link and the sign-out button share one row');
+      const bar = await page.locator('.topbar-inner').evaluate((el) => ({
+        height: el.getBoundingClientRect().height,
+        overflow: el.scrollWidth - el.clientWidth,
+      }));
+      assert.ok(bar.height < 64, `the bar is one row (${bar.height}px high)`);
+      assert.ok(bar.overflow <= 0, `nothing overflows the bar (${bar.overflow}px)`);
+      const page_ = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(page_ <= 1366, `no sideways scrolling (${page_}px)`);
+      assert.deepEqual(await axeViolations(page), [], 'overview at 1366 px');
+      await screenshot(page, '14-desktop-1366');
+      // Desktop: the filters are open at first, and the toggle says so.
+      await page.getByRole('link', { name: 'Payments', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
+      assert.equal(
+        await page.getByRole('button', { name: 'Filters', exact: true }).getAttribute('aria-expanded'),
+        'true',
+      );
+      assert.equal(await page.getByLabel('Order number').isVisible(), true);
+    } finally {
+      await desktop.close();
+    }
+  });
+
+  it('on a phone the lists do not scroll the page sideways and the filters fold behind a button', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const page = await phone.newPage();
+    page.setDefaultTimeout(10_000);
+    try {
+      await signIn(page, userA);
+      for (const [path, heading, shot] of [
+        ['/portal/payments', 'Payments', '15-phone-payments'],
+        ['/portal/events', 'Webhook events', '16-phone-events'],
+      ] as const) {
+        await page.goto(`${platform.url}${path}`);
+        await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+        await page.locator('table tbody tr').first().waitFor();
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        const wide = await page.evaluate(() =>
+          Array.from(document.querySelectorAll('main *'))
+            .filter((el) => el.getBoundingClientRect().right > 391 && !el.closest('.table-wrap'))
+            .slice(0, 3)
+            .map((el) => `${el.tagName}.${el.className}`)
+            .join(' '),
+        );
+        assert.ok(width <= 390, `${path}: no sideways scrolling of the page (${width}px: ${wide})`);
+        const toggle = page.getByRole('button', { name: 'Filters', exact: true });
+        const apply = page.getByRole('button', { name: 'Apply filters' });
+        assert.equal(await toggle.getAttribute('aria-expanded'), 'false', `${path}: folded at first`);
+        assert.equal(await apply.isVisible(), false);
+        await screenshot(page, shot);
+        await toggle.click();
+        assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+        await apply.waitFor({ state: 'visible' });
+        assert.deepEqual(await axeViolations(page), [], `${path} on a phone, filters open`);
+        await screenshot(page, `${shot}-filters`);
+        await toggle.click();
+        await apply.waitFor({ state: 'hidden' });
+      }
     } finally {
       await phone.close();
     }

@@ -2,7 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { api, queryString } from '../api';
 import { ErrorAlert, Field, Loading, Notice, PageHeading, StatusBadge, TableWrap, Time, useAsync } from '../components';
 import { fromLocalInput, PAYMENT_STATUSES, PAYOUT_STATUSES, toLocalInput } from '../format';
-import { LinkedRow, OrderLink, orderPath, Pager, TotalLine, useListState } from '../lists';
+import { FilterPanel, LinkedRow, OrderLink, orderPath, Pager, TotalLine, useListState } from '../lists';
 import { navigate, useLocation, usePageTitle } from '../router';
 import type { CountedPage, EventSummary, RecoverResult } from '../types';
 
@@ -49,25 +49,27 @@ function EventFilterForm({ filters }: { filters: EventFilters }) {
     </Field>
   );
   return (
-    <form className="filters" onSubmit={submit} aria-label="Filter events" key={JSON.stringify(filters)}>
-      {select('status', 'Delivery', 'Any delivery', DELIVERY)}
-      {select('type', 'Type', 'Payments and payouts', ['PAYMENT', 'PAYOUT'])}
-      {select('orderStatus', 'Order status', 'Any order status', ORDER_STATUSES)}
-      <Field label="From">
-        {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(filters.from)} />}
-      </Field>
-      <Field label="To">
-        {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(filters.to)} />}
-      </Field>
-      <div className="filter-actions">
-        <button type="submit" className="button button-primary">
-          Apply filters
-        </button>
-        <button type="button" className="button" onClick={() => navigate('/events')}>
-          Clear
-        </button>
-      </div>
-    </form>
+    <FilterPanel>
+      <form className="filters" onSubmit={submit} aria-label="Filter events" key={JSON.stringify(filters)}>
+        {select('status', 'Delivery', 'Any delivery', DELIVERY)}
+        {select('type', 'Type', 'Payments and payouts', ['PAYMENT', 'PAYOUT'])}
+        {select('orderStatus', 'Order status', 'Any order status', ORDER_STATUSES)}
+        <Field label="From">
+          {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(filters.from)} />}
+        </Field>
+        <Field label="To">
+          {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(filters.to)} />}
+        </Field>
+        <div className="filter-actions">
+          <button type="submit" className="button button-primary">
+            Apply filters
+          </button>
+          <button type="button" className="button" onClick={() => navigate('/events')}>
+            Clear
+          </button>
+        </div>
+      </form>
+    </FilterPanel>
   );
 }
 
