@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { generateSigningKey, signingKeyToPem } from '@paygate/protocol';
 import { openDatabase } from '../src/db/db.js';
+import { DomainError } from '../src/errors.js';
 import { createMerchant, databases, freshPostgres, get, post, startTestPlatform } from './harness.js';
 
 const run = promisify(execFile);
@@ -285,4 +286,26 @@ describe('environments', () => {
       }
     },
   );
+});
+
+describe('merchant names', () => {
+  it('refuses a name with a control character (a NUL answered 500: PostgreSQL text cannot hold it)', async () => {
+    const platform = await startTestPlatform();
+    try {
+      const publicKey = generateSigningKey().publicKey.toString('base64');
+      for (const name of ['\u0000', 'Shop\u0000', 'Shop\u001b[31m', 'Shop\u0085']) {
+        await assert.rejects(
+          platform.services.merchants.create(name, publicKey),
+          (error: unknown) =>
+            error instanceof DomainError &&
+            error.code === 'VALIDATION_FAILED' &&
+            error.fieldErrors.some((field) => field.field === 'name' && field.message.includes('control characters')),
+          JSON.stringify(name),
+        );
+      }
+      await platform.services.merchants.create('Shop ação', publicKey);
+    } finally {
+      await platform.close();
+    }
+  });
 });

@@ -76,8 +76,9 @@ export class Merchants {
 
   /** Onboards a merchant with its first public key; the access key carries the environment. */
   async create(name: string, publicKeyText: string): Promise<{ accessKey: string; environment: Environment }> {
-    if (name.trim().length === 0 || name.length > 200) {
-      throw validationFailed([{ field: 'name', message: 'a name of 1 to 200 characters' }]);
+    // No control characters: none belongs in a name shown to people, and PostgreSQL text cannot hold NUL.
+    if (name.trim().length === 0 || name.length > 200 || /\p{Cc}/u.test(name)) {
+      throw validationFailed([{ field: 'name', message: 'a name of 1 to 200 characters, without control characters' }]);
     }
     const publicKey = parsePublicKey(publicKeyText);
     const accessKey = accessKeyPrefix(this.environment) + randomToken(24);
