@@ -114,16 +114,7 @@ class Proc {
         resolve(exit);
       });
     });
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.on('data', (chunk) => {
-        log.write(chunk);
-        for (const line of chunk.toString().split('\n')) {
-          if (line === '') continue;
-          this.tail.push(line);
-          if (this.tail.length > 200) this.tail.shift();
-        }
-      });
-    }
+    teeOutput(child, log, this.tail);
     return child;
   }
 
@@ -172,6 +163,23 @@ class Proc {
  * (extra environment for every Paygate process), workerEnv, logDir, stateDir (keeps the master
  * key and admin token across runs; without it they are new each time).
  */
+/**
+ * Copies a child's stdout and stderr into its log file and keeps the last 200 lines in `tail`
+ * (what a failure report shows).
+ */
+export function teeOutput(child, log, tail) {
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on('data', (chunk) => {
+      log.write(chunk);
+      for (const line of chunk.toString().split('\n')) {
+        if (line === '') continue;
+        tail.push(line);
+        if (tail.length > 200) tail.shift();
+      }
+    });
+  }
+}
+
 export async function startCluster(options = {}) {
   const databaseUrl = options.databaseUrl ?? DEFAULT_DATABASE_URL;
   const apis = options.apis ?? 2;

@@ -28,7 +28,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startCluster } from '../cluster.mjs';
+import { freePort, startCluster, teeOutput } from '../cluster.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const here = join(root, 'deploy/failover');
@@ -107,16 +107,7 @@ class Daemon {
         resolve({ code: null, signal: null });
       });
     });
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.on('data', (chunk) => {
-        log.write(chunk);
-        for (const line of chunk.toString().split('\n')) {
-          if (line === '') continue;
-          this.tail.push(line);
-          if (this.tail.length > 200) this.tail.shift();
-        }
-      });
-    }
+    teeOutput(child, log, this.tail);
     return this;
   }
 
