@@ -202,6 +202,22 @@ function runStatement<T>(
 
 const RETURNING = /\bRETURNING\b/i;
 
+/**
+ * Gives a checked-out client back to the pool. A broken connection is destroyed, not returned for
+ * the next caller, and keeps a listener that ignores what it still reports: the server's FATAL
+ * (say, `terminating connection due to administrator command`) can arrive after the pool let go
+ * of it, and an 'error' event nobody listens to ends the process.
+ */
+function releaseClient(client: pg.PoolClient, onError: (error: unknown) => void, broken: unknown): void {
+  client.removeListener('error', onError);
+  if (broken === undefined) {
+    client.release();
+    return;
+  }
+  client.on('error', () => {});
+  client.release(broken instanceof Error ? broken : true);
+}
+
 /** Rethrows a connection failure as {@link DatabaseUnavailableError}, anything else as it is. */
 function classify(error: unknown): never {
   throw isUnavailable(error) && !(error instanceof DatabaseUnavailableError)
@@ -271,8 +287,7 @@ class PostgresDb implements Db {
       return classify(error);
     } finally {
       commit.stop();
-      client.removeListener('error', onError);
-      client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
+      releaseClient(client, onError, broken);
     }
   }
 
@@ -311,9 +326,7 @@ class PostgresDb implements Db {
       return classify(error);
     } finally {
       commit.stop();
-      client.removeListener('error', onError);
-      // A broken connection is destroyed, not returned to the pool for the next caller.
-      client.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
+      releaseClient(client, onError, broken);
     }
   }
 
