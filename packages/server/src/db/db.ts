@@ -556,6 +556,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     // An idle connection that breaks (terminated backend, failover, a pooler's idle timeout)
     // makes the pool emit 'error'; the pool has already dropped it and opens a new one on demand.
     pool.on('error', (error) => options.onConnectionError?.(error));
+    // Every connection also keeps a listener of its own from the start: a server's FATAL can reach a
+    // client in a moment no one else listens (between the pool's hands and a caller's), and an
+    // 'error' event nobody listens to ends the process. A query on it still fails and is handled.
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new PostgresDb(pool, max, { windowMs: options.retryWindowMs ?? 15_000, onRetry: options.onRetry });
     try {
       await pool.query('SELECT 1').catch(classify);
