@@ -10,7 +10,7 @@ import {
   type FieldError,
 } from '../errors.js';
 import { channelErrors } from '../modules/channels/errors.js';
-import { ledgerErrors } from '../modules/ledger/errors.js';
+import { payoutErrors } from '../modules/payouts/errors.js';
 import { portalErrors } from '../modules/portal/errors.js';
 import { webhookErrors } from '../modules/webhooks/errors.js';
 
@@ -73,7 +73,7 @@ export function mergeCatalogue<const P extends readonly Readonly<Record<string, 
 export const CATALOGUE = mergeCatalogue(
   commonErrors,
   httpErrors,
-  ledgerErrors,
+  payoutErrors,
   webhookErrors,
   channelErrors,
   portalErrors,

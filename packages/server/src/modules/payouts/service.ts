@@ -33,7 +33,7 @@ import { currencyInfo, scaleOf } from '../../catalog.js';
 import { ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';
-import { insufficientBalance } from '../ledger/errors.js';
+import { insufficientBalance } from './errors.js';
 import { isInsufficientBalance, type Ledger } from '../ledger/service.js';
 import { PAYOUT_STATES } from '../orders/states.js';
 import { type Decide, orderEvent, stay, transition } from '../orders/transition.js';

@@ -2,8 +2,8 @@ import { scaleOf } from '../../catalog.js';
 import { declareErrors, DomainError } from '../../errors.js';
 import { formatAmount } from '../../money.js';
 
-/** The ledger module's failures. */
-export const ledgerErrors = declareErrors({
+/** The payouts module's failures: a payout the available balance does not cover (the ledger reserves; the payout is what is refused). */
+export const payoutErrors = declareErrors({
   INSUFFICIENT_BALANCE: {
     status: 409,
     message: 'the available balance does not cover the amount and the fee',
@@ -13,7 +13,7 @@ export const ledgerErrors = declareErrors({
 
 declare module '../../errors.js' {
   interface ErrorDeclarations {
-    ledger: typeof ledgerErrors;
+    payouts: typeof payoutErrors;
   }
 }
 
@@ -27,7 +27,7 @@ export interface BalanceShortfall {
 
 /** The merchant's available balance does not cover a payout and its fee; with the figures when known. */
 export const insufficientBalance = (shortfall?: BalanceShortfall) => {
-  if (!shortfall) return new DomainError('INSUFFICIENT_BALANCE', ledgerErrors.INSUFFICIENT_BALANCE.message);
+  if (!shortfall) return new DomainError('INSUFFICIENT_BALANCE', payoutErrors.INSUFFICIENT_BALANCE.message);
   const money = (minor: bigint) => formatAmount(minor, scaleOf(shortfall.currency));
   return new DomainError(
     'INSUFFICIENT_BALANCE',
