@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { pagesStatement } from '../src/db/paging.js';
+import { BALANCES } from '../src/modules/ledger/service.js';
+import { lookupStatement } from '../src/modules/orders/lookups.js';
 import { createMerchant, databases, get, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 
 /**
@@ -38,6 +41,21 @@ for (const database of databases()) {
     });
     after(() => platform.close());
 
+    const PAYMENTS = { table: 'payments', columns: 'id, created_at', statuses: ['PENDING'] } as const;
+    /** The arrays of a batch of two list requests, one per merchant. */
+    const pageParams = (use: { status?: boolean; range?: boolean; after?: boolean }) => {
+      const two = <T>(value: T) => [value, value];
+      return [
+        [merchantId, bulkMerchantId],
+        two(use.status ? 'PENDING' : null),
+        two(use.range ? new Date(Date.now() - 3_600_000) : null),
+        two(use.range ? new Date() : null),
+        two(use.after ? new Date() : null),
+        two(use.after ? '10' : null),
+        two(21),
+      ];
+    };
+
     async function plan(sql: string, params: unknown[]): Promise<string> {
       return platform.services.db.transaction(async (tx) => {
         await tx.query('SET LOCAL enable_seqscan = off');
@@ -58,6 +76,41 @@ for (const database of databases()) {
         'SELECT * FROM payments WHERE order_no = ANY($1::text[])',
         () => [['P1', 'P2', 'P3']],
         /payments_order_no_key/,
+      ],
+      [
+        'lookup of a batch by both references (reads arriving together: orderNo, merchantOrderNo)',
+        lookupStatement('payments', 'id').text,
+        () => [
+          ['P1', 'P2'],
+          [merchantId, bulkMerchantId],
+          ['M-1', 'BULK-1'],
+        ],
+        /payments_order_no_key[\s\S]*payments_merchant_id_merchant_order_no_key/,
+      ],
+      [
+        'balances of a batch of merchants',
+        BALANCES.text,
+        () => [[merchantId, bulkMerchantId]],
+        /ledger_accounts_merchant/,
+      ],
+      // Batched list pages: each shape of filters keeps its index conditions inside the LATERAL.
+      [
+        'list pages of a batch, newest first',
+        pagesStatement(PAYMENTS, 0).text,
+        () => pageParams({}),
+        /Index (?:Only )?Scan using payments_list on payments o[^\n]*\n\s+Index Cond: \(merchant_id = k\.merchant_id\)/,
+      ],
+      [
+        'list pages of a batch, after a cursor',
+        pagesStatement(PAYMENTS, 8).text,
+        () => pageParams({ after: true }),
+        /Index (?:Only )?Scan using payments_list on payments o[^\n]*\n\s+Index Cond: \(\(merchant_id = k\.merchant_id\) AND \(ROW\(created_at, id\) < ROW\(k\.after_at, k\.after_id\)\)\)/,
+      ],
+      [
+        'list pages of a batch by status and time',
+        pagesStatement(PAYMENTS, 7).text,
+        () => pageParams({ status: true, range: true }),
+        /Index (?:Only )?Scan using payments_list_status on payments o[^\n]*\n\s+Index Cond: \(\(merchant_id = k\.merchant_id\) AND \(status = k\.status\) AND \(created_at >= k\.created_from\) AND \(created_at <= k\.created_to\)\)/,
       ],
       [
         'lookup by merchantOrderNo (dedup)',
@@ -122,17 +175,28 @@ describe(
     });
     after(() => platform.close());
 
-    it('reads by orderNo prepare no generic plan of an array lookup', async () => {
+    it('batched reads (by orderNo, by merchantOrderNo, list pages, balances) prepare no generic plan of an array lookup', async () => {
       const merchant = await createMerchant(platform);
-      const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', paymentInput());
+      const input = paymentInput();
+      const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', input);
       const orderNo = created.body.data?.orderNo ?? assert.fail(JSON.stringify(created.body));
+      const reads: [string, string][] = [
+        ['/api/v1/payments', `orderNo=${orderNo}`],
+        ['/api/v1/payments', `merchantOrderNo=${input.merchantOrderNo}`],
+        ['/api/v1/payments/list', ''],
+        ['/api/v1/payouts/list', 'status=PENDING'],
+        ['/api/v1/balances', ''],
+      ];
       // More executions than PostgreSQL's five custom plans before it considers the generic one.
       for (let i = 0; i < 12; i++) {
-        const found = await get<unknown>(platform, merchant, '/api/v1/payments', `orderNo=${orderNo}`);
-        assert.equal(found.status, 200);
+        for (const [path, query] of reads) {
+          const found = await get<unknown>(platform, merchant, path, query);
+          assert.equal(found.status, 200, `${path}?${query}`);
+        }
       }
       const cached = await platform.services.db.query<{ name: string; generic_plans: bigint }>(
-        `SELECT name, generic_plans FROM pg_prepared_statements WHERE statement LIKE '%= ANY(%' AND generic_plans > 0`,
+        `SELECT name, generic_plans FROM pg_prepared_statements
+          WHERE statement ~ '^\\s*SELECT' AND (statement LIKE '%= ANY(%' OR statement LIKE '%unnest(%') AND generic_plans > 0`,
       );
       assert.deepEqual(cached.rows, []);
     });

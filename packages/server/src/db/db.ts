@@ -17,10 +17,22 @@ export interface QueryResult<T> {
 export interface PreparedStatement {
   readonly name: string;
   readonly text: string;
+  /**
+   * Planned for its actual parameters every time. PostgreSQL then gets it as an unnamed statement:
+   * its generic plan of `= ANY($1)` or `unnest($1)` assumes ten keys, so one made while the table
+   * was small scans the table, and PostgreSQL keeps it until the table is next analyzed (never,
+   * with autovacuum off). The embedded database plans every prepared statement for its actual
+   * parameters (`plan_cache_mode = force_custom_plan`), so there it is still parsed only once.
+   */
+  readonly customPlan?: boolean;
 }
 
 /** Declares a prepared statement (see {@link PreparedStatement}). */
-export const prepared = (name: string, text: string): PreparedStatement => ({ name, text });
+export const prepared = (name: string, text: string, options: { customPlan?: boolean } = {}): PreparedStatement => ({
+  name,
+  text,
+  ...(options.customPlan ? { customPlan: true } : {}),
+});
 
 /** SQL text, or a prepared statement. */
 export type Sql = string | PreparedStatement;
@@ -33,14 +45,14 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: Sql, params?: readonly unknown[]): Promise<QueryResult<T>>;
 }
 
+const textOf = (sql: Sql) => (typeof sql === 'string' ? sql : sql.text);
+
 /** pg's query config for `sql`: named (prepared once per connection) when it is a prepared statement. */
 function pgQuery(sql: Sql, params: readonly unknown[]): pg.QueryConfig {
-  return typeof sql === 'string'
-    ? { text: sql, values: params as unknown[] }
+  return typeof sql === 'string' || sql.customPlan
+    ? { text: textOf(sql), values: params as unknown[] }
     : { name: sql.name, text: sql.text, values: params as unknown[] };
 }
-
-const textOf = (sql: Sql) => (typeof sql === 'string' ? sql : sql.text);
 
 /** How busy a connection pool is (PostgreSQL only). */
 export interface PoolStats {

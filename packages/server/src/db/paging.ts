@@ -3,7 +3,7 @@ import { validationFailed } from '../errors.js';
 import { checkTimeRange, decodeCursor, encodeCursor } from '../validation.js';
 import { scaleOf } from '../catalog.js';
 import { formatAmount } from '../money.js';
-import type { Queryable } from './db.js';
+import { prepared, type PreparedStatement, type Queryable } from './db.js';
 
 /** A page of rows, newest first, and the cursor of the next page (`null` on the last). */
 export interface Page<R> {
@@ -133,22 +133,113 @@ function checkStatusFilter(orders: OrderTable, status: string | undefined): void
   }
 }
 
-/** A page of one merchant's orders, newest first, filtered by status and creation time (see keysetPage). */
-export async function orderPage<R extends { created_at: Date; id: bigint }>(
+/** One list request of one merchant's orders, checked and ready for {@link orderPages}. */
+export interface PageRequest {
+  readonly merchantId: bigint;
+  readonly status: string | undefined;
+  readonly from: Date | undefined;
+  readonly to: Date | undefined;
+  readonly after: { createdAt: Date; id: bigint } | undefined;
+  readonly pageSize: number;
+}
+
+/**
+ * A list request's filters checked (VALIDATION_FAILED before any SQL) and decoded: a status of
+ * the table, `to` not before `from`, a cursor `encodeCursor` made.
+ */
+export function pageRequest(orders: OrderTable, merchantId: bigint, filters: OrderListFilters): PageRequest {
+  checkStatusFilter(orders, filters.status);
+  checkTimeRange(filters);
+  return {
+    merchantId,
+    status: filters.status,
+    from: filters.from === undefined ? undefined : new Date(filters.from),
+    to: filters.to === undefined ? undefined : new Date(filters.to),
+    after: filters.cursor === undefined ? undefined : decodeCursor(filters.cursor),
+    pageSize: filters.pageSize,
+  };
+}
+
+/** Which filters a request uses, as bits: a statement per combination, so each keeps its index conditions. */
+const shapeOf = (request: PageRequest) =>
+  (request.status !== undefined ? 1 : 0) |
+  (request.from !== undefined ? 2 : 0) |
+  (request.to !== undefined ? 4 : 0) |
+  (request.after !== undefined ? 8 : 0);
+
+/**
+ * The statement that pages many requests of one shape at once: each request is a row of arrays
+ * (`unnest … WITH ORDINALITY`), and a LATERAL subquery reads its page with exactly the conditions
+ * its own statement would have, so each takes the list index, `(merchant_id[, status], created_at
+ * DESC, id DESC)`, as a range scan from its cursor, however deep.
+ */
+export function pagesStatement(orders: OrderTable, shape: number): PreparedStatement {
+  const conditions = ['o.merchant_id = k.merchant_id'];
+  if (shape & 1) conditions.push('o.status = k.status');
+  if (shape & 2) conditions.push('o.created_at >= k.created_from');
+  if (shape & 4) conditions.push('o.created_at <= k.created_to');
+  if (shape & 8) conditions.push('(o.created_at, o.id) < (k.after_at, k.after_id)');
+  const columns = orders.columns
+    .split(',')
+    .map((column) => `o.${column.trim()}`)
+    .join(', ');
+  return prepared(
+    `${orders.table}_pages_${shape}`,
+    `SELECT k.i AS page_request, ${columns}
+       FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[], $6::bigint[], $7::int[])
+            WITH ORDINALITY AS k (merchant_id, status, created_from, created_to, after_at, after_id, n, i)
+      CROSS JOIN LATERAL (
+        SELECT * FROM ${orders.table} o WHERE ${conditions.join(' AND ')}
+         ORDER BY o.created_at DESC, o.id DESC LIMIT k.n) o
+      ORDER BY k.i, o.created_at DESC, o.id DESC`,
+    { customPlan: true },
+  );
+}
+
+/**
+ * Pages of one order table for many list requests, newest first, with the cursor of each next
+ * page (`null` on the last): one statement per combination of filters used, whatever the number
+ * of requests or merchants. Keyset paging over `(created_at, id)`, as {@link keysetPage}.
+ */
+export async function orderPages<R extends { created_at: Date; id: bigint }>(
   db: Queryable,
   orders: OrderTable,
-  merchantId: bigint,
-  filters: OrderListFilters,
-): Promise<Page<R>> {
-  checkStatusFilter(orders, filters.status);
-  return keysetPage<R>(db, {
-    select: `SELECT ${orders.columns} FROM ${orders.table}`,
-    equals: { merchant_id: merchantId, status: filters.status },
-    from: filters.from,
-    to: filters.to,
-    cursor: filters.cursor,
-    pageSize: filters.pageSize,
+  requests: readonly PageRequest[],
+): Promise<Page<R>[]> {
+  const pages: Page<R>[] = new Array<Page<R>>(requests.length);
+  const byShape = new Map<number, number[]>();
+  requests.forEach((request, index) => {
+    const shape = shapeOf(request);
+    byShape.set(shape, [...(byShape.get(shape) ?? []), index]);
   });
+  await Promise.all(
+    [...byShape].map(async ([shape, indexes]) => {
+      const column = <T>(value: (request: PageRequest) => T) => indexes.map((i) => value(requests[i] as PageRequest));
+      const result = await db.query<R & { page_request: bigint }>(pagesStatement(orders, shape), [
+        column((r) => r.merchantId.toString()),
+        column((r) => r.status ?? null),
+        column((r) => r.from ?? null),
+        column((r) => r.to ?? null),
+        column((r) => r.after?.createdAt ?? null),
+        column((r) => r.after?.id.toString() ?? null),
+        column((r) => r.pageSize + 1),
+      ]);
+      const rowsOf = indexes.map((): R[] => []);
+      for (const { page_request: ordinal, ...row } of result.rows)
+        rowsOf[Number(ordinal) - 1]?.push(row as unknown as R);
+      indexes.forEach((requestIndex, k) => {
+        const found = rowsOf[k] as R[];
+        const pageSize = (requests[requestIndex] as PageRequest).pageSize;
+        const rows = found.slice(0, pageSize);
+        const last = rows.at(-1);
+        pages[requestIndex] = {
+          rows,
+          nextCursor: found.length > pageSize && last ? encodeCursor(last.created_at, last.id) : null,
+        };
+      });
+    }),
+  );
+  return pages;
 }
 
 /** How many of one merchant's orders `orderPage` would page through with these filters. */

@@ -1,6 +1,7 @@
 import type { Currency, LedgerEntry } from '@paygate/wire';
 import type { Config } from '../../config.js';
-import { type Db, type Queryable, sqlState } from '../../db/db.js';
+import { type Db, prepared, type Queryable, sqlState } from '../../db/db.js';
+import { perTurnLoader } from '../../db/per-turn.js';
 import { validationFailed } from '../../errors.js';
 import { formatAmount } from '../../money.js';
 import { afterCommit } from '../../observability/traced-db.js';
@@ -8,6 +9,19 @@ import { keysetPage } from '../../db/paging.js';
 import { CURRENCIES, scaleOf } from '../../catalog.js';
 import { countLedgerPosting } from '../../observability/metrics.js';
 import { paymentFee } from '../../fees.js';
+
+/** A merchant's money in one currency, in minor units. */
+export interface Balance {
+  available: bigint;
+  reserved: bigint;
+}
+
+/** Merchants' account balances, for many merchants at once (see Ledger.balancesOf). */
+export const BALANCES = prepared(
+  'ledger_balances_many',
+  'SELECT merchant_id, currency, kind, balance FROM ledger_accounts WHERE merchant_id = ANY($1::bigint[])',
+  { customPlan: true },
+);
 
 /** Merchant accounts: money the merchant may spend, and money held for its open payouts. */
 export const MERCHANT_ACCOUNT_KINDS = ['available', 'reserved'] as const;
@@ -316,19 +330,32 @@ export class Ledger {
   }
 
   /** A merchant's balances per currency (minor units); currencies without accounts are absent. */
-  async balances(merchantId: bigint): Promise<Map<string, { available: bigint; reserved: bigint }>> {
-    const result = await this.db.query<{ currency: string; kind: MerchantAccountKind; balance: bigint }>(
-      'SELECT currency, kind, balance FROM ledger_accounts WHERE merchant_id = $1',
-      [merchantId],
-    );
-    const balances = new Map<string, { available: bigint; reserved: bigint }>();
+  async balances(merchantId: bigint): Promise<Map<string, Balance>> {
+    return this.balancesOf.load(merchantId);
+  }
+
+  /**
+   * Merchants' balances outside a transaction, batched per turn of the event loop (see
+   * perTurnLoader): the balance reads of every request in one turn are one statement.
+   */
+  private readonly balancesOf = perTurnLoader<bigint, Map<string, Balance>>(async (merchantIds) => {
+    const distinct = [...new Set(merchantIds)];
+    const result = await this.db.query<{
+      merchant_id: bigint;
+      currency: string;
+      kind: MerchantAccountKind;
+      balance: bigint;
+    }>(BALANCES, [distinct.map(String)]);
+    const byMerchant = new Map<bigint, Map<string, Balance>>(distinct.map((id) => [id, new Map()]));
     for (const row of result.rows) {
+      const balances = byMerchant.get(row.merchant_id) as Map<string, Balance>;
       const entry = balances.get(row.currency) ?? { available: 0n, reserved: 0n };
       entry[row.kind] = row.balance;
       balances.set(row.currency, entry);
     }
-    return balances;
-  }
+    // A fresh map per caller: a caller may change its own.
+    return merchantIds.map((id) => new Map(byMerchant.get(id)));
+  });
 
   /** A merchant's ledger entries, newest first, by currency and time (Unix ms, inclusive), paged. */
   async entries(merchantId: bigint, filters: EntryFilters): Promise<{ items: EntryView[]; nextCursor: string | null }> {

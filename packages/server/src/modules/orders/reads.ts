@@ -1,27 +1,49 @@
-import type { Queryable } from '../../db/db.js';
+import type { Db } from '../../db/db.js';
 import {
   type OrderListFilters,
   orderCount,
-  orderPage,
+  orderPages,
   type OrderTable,
+  type Page,
+  pageRequest,
+  type PageRequest,
   type StatusTotal,
   statusTotals,
 } from '../../db/paging.js';
+import { perTurnLoader } from '../../db/per-turn.js';
+
+/** The same request twice in one batch reads its page once. */
+const requestKey = (r: PageRequest) =>
+  `${r.merchantId}|${r.status ?? ''}|${r.from?.getTime() ?? ''}|${r.to?.getTime() ?? ''}|${r.after ? `${r.after.createdAt.getTime()}:${r.after.id}` : ''}|${r.pageSize}`;
 
 /**
  * The reads both order kinds answer alike over their own table (`orders`, which the owning
  * module names): a page of views, a count, and totals by status and currency.
  */
 export class OrderReads<Row extends { created_at: Date; id: bigint }, View> {
+  /**
+   * List pages outside a transaction, batched per turn of the event loop (see perTurnLoader): the
+   * list requests of one turn, of any merchants and filters, cost one statement per combination
+   * of filters used (see orderPages), and identical requests one page.
+   */
+  private readonly pages = perTurnLoader<PageRequest, Page<Row>>(async (requests) => {
+    const distinct = new Map<string, PageRequest>();
+    for (const request of requests) distinct.set(requestKey(request), request);
+    const keys = [...distinct.keys()];
+    const pages = await orderPages<Row>(this.db, this.orders, [...distinct.values()]);
+    const byKey = new Map(keys.map((key, i) => [key, pages[i] as Page<Row>]));
+    return requests.map((request) => byKey.get(requestKey(request)) as Page<Row>);
+  });
+
   constructor(
-    private readonly db: Queryable,
+    private readonly db: Db,
     private readonly orders: OrderTable,
     private readonly view: (row: Row) => View,
   ) {}
 
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
   async list(merchantId: bigint, filters: OrderListFilters): Promise<{ items: View[]; nextCursor: string | null }> {
-    const page = await orderPage<Row>(this.db, this.orders, merchantId, filters);
+    const page = await this.pages.load(pageRequest(this.orders, merchantId, filters));
     return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor };
   }
 

@@ -27,6 +27,7 @@ import { duplicateOrder, type FieldError, invalidState, orderNotFound, validatio
 import { channelUnavailable } from '../channels/errors.js';
 import type { BookDay, BookRow } from '../orders/book.js';
 import { notTheChannel } from '../orders/errors.js';
+import { OrderLookups } from '../orders/lookups.js';
 import { OrderReads } from '../orders/reads.js';
 import { withQuery } from '../../http/url.js';
 import { formatAmount, parseAmount } from '../../money.js';
@@ -176,21 +177,15 @@ function matchInserted(batch: readonly NewPayment[], rows: readonly PaymentRow[]
   });
 }
 
-const findPayment = (column: 'order_no' | 'merchant_order_no', lock: boolean) =>
+const findPayment = (column: 'order_no' | 'merchant_order_no') =>
   prepared(
-    `payments_by_${column}${lock ? '_for_update' : ''}`,
-    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
+    `payments_by_${column}_for_update`,
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE merchant_id = $1 AND ${column} = $2 FOR UPDATE`,
   );
-/**
- * Payments by order number, many at once (see byOrderNo); the merchant is checked by the caller.
- * Not a prepared statement: a generic plan of `= ANY($1)` assumes ten keys, so one made while the
- * table was small scans the table, and PostgreSQL keeps it until the table is next analyzed
- * (never, with autovacuum off). Planned for its actual keys, it takes the order-number index.
- */
-const FIND_PAYMENTS_BY_ORDER_NO = `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_no = ANY($1::text[])`;
-const FIND_PAYMENT = {
-  order_no: [findPayment('order_no', false), findPayment('order_no', true)],
-  merchant_order_no: [findPayment('merchant_order_no', false), findPayment('merchant_order_no', true)],
+/** A payment locked for a change, inside a transaction. */
+const LOCK_PAYMENT = {
+  order_no: findPayment('order_no'),
+  merchant_order_no: findPayment('merchant_order_no'),
 } as const;
 
 /** Payments as their list and count read them. */
@@ -202,17 +197,8 @@ export class Payments {
   private readonly updateSchema;
   private readonly reportSchema = SimulatePaymentRequest;
   private readonly reads: OrderReads<PaymentRow, PaymentView>;
-
-  /**
-   * Reads by order number outside a transaction: the lookups that arrive in one turn of the event
-   * loop are answered by one statement (under load, N signed queries cost one round trip instead
-   * of N). No cache: each caller reads committed data no older than its own call.
-   */
-  private readonly byOrderNo = perTurnLoader<string, PaymentRow | undefined>(async (orderNos) => {
-    const { rows } = await this.db.query<PaymentRow>(FIND_PAYMENTS_BY_ORDER_NO, [orderNos]);
-    const byNo = new Map(rows.map((row) => [row.order_no, row]));
-    return orderNos.map((orderNo) => byNo.get(orderNo));
-  });
+  /** Reads by either reference outside a transaction, batched per turn of the event loop. */
+  private readonly lookups: OrderLookups<PaymentRow>;
 
   /**
    * Inserts the creates that arrive in one turn of the event loop with one statement, one
@@ -255,6 +241,7 @@ export class Payments {
     this.createSchema = createPaymentRequest(webhookUrl(config), returnUrl(config));
     this.updateSchema = updatePaymentRequest(webhookUrl(config));
     this.reads = new OrderReads(db, PAYMENT_ORDERS, (row: PaymentRow) => this.view(row));
+    this.lookups = new OrderLookups(db, 'payments', PAYMENT_COLUMNS);
   }
 
   view(row: PaymentRow): PaymentView {
@@ -389,7 +376,7 @@ export class Payments {
       return { payment: this.view(registered), created: true };
     }
 
-    const existing = await this.find(this.db, merchantId, { merchantOrderNo: order.merchantOrderNo });
+    const existing = await this.find(merchantId, { merchantOrderNo: order.merchantOrderNo });
     const same =
       existing.currency === order.currency &&
       existing.amount_minor === order.amountMinor &&
@@ -405,24 +392,26 @@ export class Payments {
     return { payment: this.view(existing), created: false };
   }
 
-  private async find(q: Queryable, merchantId: bigint, ref: OrderRef, lock = false): Promise<PaymentRow> {
-    if (q === this.db && !lock && ref.orderNo !== undefined) {
-      const row = await this.byOrderNo.load(ref.orderNo);
-      if (!row || row.merchant_id !== merchantId) throw orderNotFound();
-      return row;
-    }
+  /** The merchant's payment `ref` names, read outside a transaction (batched per turn). */
+  private async find(merchantId: bigint, ref: OrderRef): Promise<PaymentRow> {
+    const row = await this.lookups.find(merchantId, ref);
+    if (!row) throw orderNotFound();
+    return row;
+  }
+
+  /** The merchant's payment `ref` names, locked FOR UPDATE inside `tx`, the transaction that changes it. */
+  private async lock(tx: Queryable, merchantId: bigint, ref: OrderRef): Promise<PaymentRow> {
     const [column, value] =
       ref.orderNo !== undefined
         ? (['order_no', ref.orderNo] as const)
         : (['merchant_order_no', ref.merchantOrderNo] as const);
-    const result = await q.query<PaymentRow>(FIND_PAYMENT[column][lock ? 1 : 0], [merchantId, value]);
-    const row = result.rows[0];
+    const row = (await tx.query<PaymentRow>(LOCK_PAYMENT[column], [merchantId, value])).rows[0];
     if (!row) throw orderNotFound();
     return row;
   }
 
   async get(merchantId: bigint, ref: OrderRef): Promise<PaymentView> {
-    return this.view(await this.find(this.db, merchantId, ref));
+    return this.view(await this.find(merchantId, ref));
   }
 
   /** The embedded database only: vacuums payments (status changes leave the old row versions behind) when it has dead rows (see vacuumTable). */
@@ -432,7 +421,7 @@ export class Payments {
 
   /** Raw row by order number, for other modules (cashier page, portal). */
   async row(merchantId: bigint, ref: OrderRef): Promise<PaymentRow> {
-    return this.find(this.db, merchantId, ref);
+    return this.find(merchantId, ref);
   }
 
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
@@ -465,7 +454,7 @@ export class Payments {
   }
 
   private async withdrawAtChannel(merchantId: bigint, ref: OrderRef): Promise<void> {
-    const row = await this.find(this.db, merchantId, ref);
+    const row = await this.find(merchantId, ref);
     if (row.channel === null || row.status !== 'PENDING') return;
     const connector = this.channels?.get(row.channel);
     if (!connector) throw channelUnavailable(row.channel);
@@ -499,7 +488,7 @@ export class Payments {
     const u = parseInput(this.updateSchema, input);
     const ref = (u.orderNo !== undefined ? { orderNo: u.orderNo } : { merchantOrderNo: u.merchantOrderNo }) as OrderRef;
     return this.db.transaction(async (tx) => {
-      const row = await this.find(tx, merchantId, ref, true);
+      const row = await this.lock(tx, merchantId, ref);
       if (isFinalPayment(row.status)) throw invalidState(`a ${row.status} payment cannot be updated`);
       const result = await tx.query<PaymentRow>(
         `UPDATE payments SET attach = $2, webhook_url = $3, updated_at = $4 WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
@@ -539,7 +528,7 @@ export class Payments {
     ref: OrderRef,
     decide: Decide<PaymentRow, PaymentStatus>,
   ): Promise<PaymentRow> {
-    return transition(this.db, PAYMENT_STATES, (tx) => this.find(tx, merchantId, ref, true), decide, this.now);
+    return transition(this.db, PAYMENT_STATES, (tx) => this.lock(tx, merchantId, ref), decide, this.now);
   }
 
   /**

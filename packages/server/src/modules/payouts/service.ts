@@ -13,7 +13,7 @@ import {
   updatePayoutRequest,
 } from '@paygate/wire';
 import type { Config } from '../../config.js';
-import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
+import { type Db, prepared, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
@@ -39,6 +39,7 @@ import { PAYOUT_STATES } from '../orders/states.js';
 import { type Decide, orderEvent, stay, transition } from '../orders/transition.js';
 import type { BookDay, BookRow } from '../orders/book.js';
 import { notTheChannel } from '../orders/errors.js';
+import { OrderLookups } from '../orders/lookups.js';
 import { OrderReads } from '../orders/reads.js';
 import { payoutFee } from '../../fees.js';
 
@@ -85,8 +86,24 @@ export interface PayoutRow {
 export type PayoutView = Payout;
 export type { Payee, PayoutReceipt };
 
+/** Every column of PayoutRow, listed so that prepared statements keep their shape. */
+const PAYOUT_COLUMNS = `id, order_no, merchant_id, merchant_order_no, currency, amount_minor, fee_minor, webhook_url, attach,
+  payee_name, payee_account_number, payee_bank_code, payee_document, status, channel_trade_no, refund_no,
+  refund_amount_minor, refunded_at, created_at, updated_at, confirmed_at, finalized_at, channel`;
+
+const readPayout = (column: 'order_no' | 'merchant_order_no', lock: boolean) =>
+  prepared(
+    `payouts_by_${column}${lock ? '_for_update' : ''}`,
+    `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
+  );
+/** A payout read inside a transaction, locked FOR UPDATE when the transaction changes it. */
+const READ_PAYOUT = {
+  order_no: [readPayout('order_no', false), readPayout('order_no', true)],
+  merchant_order_no: [readPayout('merchant_order_no', false), readPayout('merchant_order_no', true)],
+} as const;
+
 /** Payouts as their list and count read them. */
-const PAYOUT_ORDERS: OrderTable = { table: 'payouts', columns: '*', statuses: PAYOUT_STATUSES };
+const PAYOUT_ORDERS: OrderTable = { table: 'payouts', columns: PAYOUT_COLUMNS, statuses: PAYOUT_STATUSES };
 
 /** Payout orders: create (reserving amount + fee), confirm, update, read, and the channel's moves. */
 export class Payouts {
@@ -95,6 +112,8 @@ export class Payouts {
   private readonly reportSchema = SimulatePayoutRequest;
   private readonly returnSchema = ReturnPayoutRequest;
   private readonly reads: OrderReads<PayoutRow, PayoutView>;
+  /** Reads by either reference outside a transaction, batched per turn of the event loop. */
+  private readonly lookups: OrderLookups<PayoutRow>;
 
   constructor(
     private readonly db: Db,
@@ -107,6 +126,7 @@ export class Payouts {
     this.createSchema = createPayoutRequest(webhookUrl(config));
     this.updateSchema = updatePayoutRequest(webhookUrl(config));
     this.reads = new OrderReads(db, PAYOUT_ORDERS, (row: PayoutRow) => this.view(row));
+    this.lookups = new OrderLookups(db, 'payouts', PAYOUT_COLUMNS);
   }
 
   /** The embedded database only: vacuums payouts (status changes leave the old row versions behind) when it has dead rows (see vacuumTable). */
@@ -200,7 +220,7 @@ export class Payouts {
                                 channel)
            VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'PENDING', $13, $13, $14)
            ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
-           RETURNING *`,
+           RETURNING ${PAYOUT_COLUMNS}`,
           [
             datePrefix,
             merchantId,
@@ -223,7 +243,7 @@ export class Payouts {
           await this.ledger.reservePayout(tx, row, now);
           return { payout: this.view(row), created: true };
         }
-        const existing = await this.find(tx, merchantId, { merchantOrderNo: order.merchantOrderNo });
+        const existing = await this.findIn(tx, merchantId, { merchantOrderNo: order.merchantOrderNo }, false);
         const same =
           existing.currency === order.currency &&
           existing.amount_minor === order.amountMinor &&
@@ -247,29 +267,35 @@ export class Payouts {
     }
   }
 
-  private async find(q: Queryable, merchantId: bigint, ref: OrderRef, lock = false): Promise<PayoutRow> {
+  /** The merchant's payout `ref` names, read outside a transaction (batched per turn). */
+  private async find(merchantId: bigint, ref: OrderRef): Promise<PayoutRow> {
+    const row = await this.lookups.find(merchantId, ref);
+    if (!row) throw orderNotFound();
+    return row;
+  }
+
+  /** The merchant's payout `ref` names, read inside `tx`; locked FOR UPDATE when `tx` changes it. */
+  private async findIn(tx: Queryable, merchantId: bigint, ref: OrderRef, lock: boolean): Promise<PayoutRow> {
     const [column, value] =
-      ref.orderNo !== undefined ? ['order_no', ref.orderNo] : ['merchant_order_no', ref.merchantOrderNo];
-    const result = await q.query<PayoutRow>(
-      `SELECT * FROM payouts WHERE merchant_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
-      [merchantId, value],
-    );
-    const row = result.rows[0];
+      ref.orderNo !== undefined
+        ? (['order_no', ref.orderNo] as const)
+        : (['merchant_order_no', ref.merchantOrderNo] as const);
+    const row = (await tx.query<PayoutRow>(READ_PAYOUT[column][lock ? 1 : 0], [merchantId, value])).rows[0];
     if (!row) throw orderNotFound();
     return row;
   }
 
   async get(merchantId: bigint, ref: OrderRef): Promise<PayoutView> {
-    return this.view(await this.find(this.db, merchantId, ref));
+    return this.view(await this.find(merchantId, ref));
   }
 
   async receipt(merchantId: bigint, ref: OrderRef): Promise<PayoutReceipt> {
-    return this.receiptOf(await this.find(this.db, merchantId, ref));
+    return this.receiptOf(await this.find(merchantId, ref));
   }
 
   /** Raw row, for other modules (portal). */
   async row(merchantId: bigint, ref: OrderRef): Promise<PayoutRow> {
-    return this.find(this.db, merchantId, ref);
+    return this.find(merchantId, ref);
   }
 
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
@@ -332,7 +358,7 @@ export class Payouts {
    */
   private async sendToChannel(merchantId: bigint, ref: OrderRef) {
     if (!this.channels) return undefined;
-    const row = await this.find(this.db, merchantId, ref);
+    const row = await this.find(merchantId, ref);
     if (row.channel === null || row.status !== 'PENDING' || row.confirmed_at !== null) return undefined;
     const connector = this.channels.get(row.channel);
     if (!connector) throw channelUnavailable(row.channel);
@@ -366,7 +392,7 @@ export class Payouts {
     const u = parseInput(this.updateSchema, input);
     const ref = (u.orderNo !== undefined ? { orderNo: u.orderNo } : { merchantOrderNo: u.merchantOrderNo }) as OrderRef;
     return this.db.transaction(async (tx) => {
-      const row = await this.find(tx, merchantId, ref, true);
+      const row = await this.findIn(tx, merchantId, ref, true);
       if (row.status !== 'PENDING') throw invalidState(`a ${row.status} payout cannot be updated`);
       const result = await tx.query<PayoutRow>(
         'UPDATE payouts SET attach = $2, webhook_url = $3, updated_at = $4 WHERE id = $1 RETURNING *',
@@ -469,7 +495,7 @@ export class Payouts {
 
   /** A state change of one payout through the shared helper: its row locked, the move checked against PAYOUT_STATES. */
   private transition(merchantId: bigint, ref: OrderRef, decide: Decide<PayoutRow, PayoutStatus>): Promise<PayoutRow> {
-    return transition(this.db, PAYOUT_STATES, (tx) => this.find(tx, merchantId, ref, true), decide, this.now);
+    return transition(this.db, PAYOUT_STATES, (tx) => this.findIn(tx, merchantId, ref, true), decide, this.now);
   }
 
   /** Sets `assignments` ($1 is the row id, the values follow from $2) and returns the updated row. */
