@@ -1,6 +1,7 @@
 // Bench only: the merchant-API scope (raw body, verification, envelope opening) over in-memory
 // lookups, answering without touching storage. Its throughput is the ceiling the real server is
-// compared with. Reads PUBLIC_KEY (merchant, base64), BODY_SECRET (X25519, base64), ACCESS_KEY.
+// compared with. Reads PUBLIC_KEY (merchant, base64), BODY_SECRET (X25519, base64), ACCESS_KEY,
+// ANSWERS (JSON: the data each GET path answers).
 import { boxKeyPairFrom } from '@paygate/protocol';
 import Fastify from 'fastify';
 import { errorHandler, success } from '../src/http/errors.js';
@@ -18,6 +19,8 @@ const merchant = {
   publicKeys: [publicKey],
 };
 const nonces = new Set<string>();
+/** What each GET answers, by path under /api/v1 (see startCeiling). */
+const answers = JSON.parse(process.env.ANSWERS ?? '{}') as Record<string, unknown>;
 
 const services = {
   config: { environment: 'production', rateLimitPerSecond: 0 },
@@ -41,7 +44,10 @@ await app.register(
   async (api) =>
     merchantApiScope(api, services, (scope) => {
       scope.post('/payments', async (request) => success(businessBody(request)));
-      scope.get('/payments', async () => success({}));
+      for (const path of new Set(['/payments', ...Object.keys(answers)])) {
+        const data = answers[path] ?? {};
+        scope.get(path, async () => success(data));
+      }
     }),
   { prefix: '/api/v1' },
 );

@@ -138,33 +138,45 @@ export class Signer {
   }
 
   creates(accessKey: string, bodyKey: { keyId: string; publicKey: Buffer }, n: number): Prepared[] {
-    return Array.from({ length: n }, (_, i) => {
-      const plaintext = Buffer.from(
-        JSON.stringify({
-          merchantOrderNo: `B-${randomUUID().slice(0, 8)}-${i}`,
-          currency: 'BRL',
-          amount: '125.50',
-          paymentMethod: { code: 'PIX' },
-          webhookUrl: 'https://merchant.example/webhook/payment',
-          attach: 'bench',
-        }),
-      );
-      const signed = signWriteRequest(
-        { path: '/api/v1/payments', plaintext, bodyKey, idempotencyKey: randomUUID() },
-        this.params(accessKey),
-      );
-      return { method: 'POST', path: '/api/v1/payments', headers: signed.headers, body: signed.body };
-    });
+    return Array.from({ length: n }, (_, i) =>
+      this.write(accessKey, bodyKey, '/api/v1/payments', {
+        merchantOrderNo: `B-${randomUUID().slice(0, 8)}-${i}`,
+        currency: 'BRL',
+        amount: '125.50',
+        paymentMethod: { code: 'PIX' },
+        webhookUrl: 'https://merchant.example/webhook/payment',
+        attach: 'bench',
+      }),
+    );
+  }
+
+  /** One signed, sealed POST of `payload` to `path`. */
+  write(accessKey: string, bodyKey: { keyId: string; publicKey: Buffer }, path: string, payload: unknown): Prepared {
+    const plaintext = Buffer.from(JSON.stringify(payload));
+    const signed = signWriteRequest({ path, plaintext, bodyKey, idempotencyKey: randomUUID() }, this.params(accessKey));
+    return { method: 'POST', path, headers: signed.headers, body: signed.body };
+  }
+
+  /** `n` signed GETs of `path`, with `queries` in turn (`''` for none). */
+  reads(accessKey: string, path: string, queries: readonly string[], n: number): Prepared[] {
+    return Array.from({ length: n }, (_, i) => this.read(accessKey, path, queries[i % queries.length] as string));
+  }
+
+  /** One signed GET of `path?query` (no `?` when `query` is empty). */
+  read(accessKey: string, path: string, query: string): Prepared {
+    const signed = signReadRequest({ path, ...(query ? { query } : {}) }, this.params(accessKey));
+    return { method: 'GET', path: query ? `${path}?${query}` : path, headers: signed.headers };
   }
 
   /** `n` signed reads of one order, or of `orderNo`'s orders in turn. */
   queries(accessKey: string, orderNo: string | readonly string[], n: number): Prepared[] {
     const orders = typeof orderNo === 'string' ? [orderNo] : orderNo;
-    return Array.from({ length: n }, (_, i) => {
-      const query = `orderNo=${orders[i % orders.length]}`;
-      const signed = signReadRequest({ path: '/api/v1/payments', query }, this.params(accessKey));
-      return { method: 'GET', path: `/api/v1/payments?${query}`, headers: signed.headers };
-    });
+    return this.reads(
+      accessKey,
+      '/api/v1/payments',
+      orders.map((no) => `orderNo=${no}`),
+      n,
+    );
   }
 }
 
@@ -289,16 +301,22 @@ export async function createOne(platformUrl: string, signer: Signer, merchant: B
   return created.data.orderNo;
 }
 
-/** The auth-only ceiling server (bench/ceiling-server.ts) for `merchant`'s signing key. */
+/**
+ * The auth-only ceiling server (bench/ceiling-server.ts) for `merchant`'s signing key. `answers`
+ * gives, by path under /api/v1, the `data` its GET answers (the real platform's answer to the same
+ * read, so that both serialize the same bytes); `{}` for a path not given.
+ */
 export async function startCeiling(
   signer: Signer,
   accessKey: string,
+  answers: Readonly<Record<string, unknown>> = {},
 ): Promise<{ url: string; child: ChildProcess; bodyKey: { keyId: string; publicKey: Buffer } }> {
   const box = generateBoxKeyPair();
   const { child, line } = await startChild('packages/server/bench/ceiling-server.ts', {
     PUBLIC_KEY: signer.key.publicKey.toString('base64'),
     BODY_SECRET: box.secretKey.toString('base64'),
     ACCESS_KEY: accessKey,
+    ANSWERS: JSON.stringify(answers),
   });
   return { url: urlOf(line), child, bodyKey: { keyId: 'bench', publicKey: box.publicKey } };
 }
@@ -306,7 +324,7 @@ export async function startCeiling(
 /** A table row of a bench run, with its share of `base` when given. */
 export function runRow(name: string, r: Run, base?: Run): string {
   const cpu = (ms: number) => (ms * 1000).toFixed(0).padStart(6);
-  return `| ${name.padEnd(34)} | ${r.rps.toFixed(0).padStart(7)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99
+  return `| ${name.padEnd(44)} | ${r.rps.toFixed(0).padStart(7)} | ${r.p50.toFixed(1).padStart(6)} | ${r.p99
     .toFixed(1)
     .padStart(6)} | ${base ? `${((100 * r.rps) / base.rps).toFixed(0)}%`.padStart(8) : '       —'} | ${String(
     r.errors,
@@ -314,8 +332,8 @@ export function runRow(name: string, r: Run, base?: Run): string {
 }
 
 export const RUN_HEADER = [
-  '| scenario                           |   req/s | p50 ms | p99 ms | of ceil. | errors | srv µs |  db µs |',
-  '|------------------------------------|---------|--------|--------|----------|--------|--------|--------|',
+  '| scenario                                     |   req/s | p50 ms | p99 ms | of ceil. | errors | srv µs |  db µs |',
+  '|----------------------------------------------|---------|--------|--------|----------|--------|--------|--------|',
 ];
 
 /**
