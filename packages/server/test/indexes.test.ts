@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pagesStatement } from '../src/db/paging.js';
 import { BALANCES } from '../src/modules/ledger/service.js';
-import { lookupStatement } from '../src/modules/orders/lookups.js';
+import { lookupStatement } from '../src/db/order-lookups.js';
 import { createMerchant, databases, get, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 
 /**

@@ -27,7 +27,7 @@ import { duplicateOrder, type FieldError, invalidState, orderNotFound, validatio
 import { channelUnavailable } from '../channels/errors.js';
 import type { BookDay, BookRow } from '../orders/book.js';
 import { notTheChannel } from '../orders/errors.js';
-import { OrderLookups } from '../orders/lookups.js';
+import { OrderLookups } from '../../db/order-lookups.js';
 import { OrderReads } from '../orders/reads.js';
 import { withQuery } from '../../http/url.js';
 import { formatAmount, parseAmount } from '../../money.js';

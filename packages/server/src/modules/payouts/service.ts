@@ -39,7 +39,7 @@ import { PAYOUT_STATES } from '../orders/states.js';
 import { type Decide, orderEvent, stay, transition } from '../orders/transition.js';
 import type { BookDay, BookRow } from '../orders/book.js';
 import { notTheChannel } from '../orders/errors.js';
-import { OrderLookups } from '../orders/lookups.js';
+import { OrderLookups } from '../../db/order-lookups.js';
 import { OrderReads } from '../orders/reads.js';
 import { payoutFee } from '../../fees.js';
 

@@ -1,7 +1,7 @@
 import type DataLoader from 'dataloader';
-import { type Db, prepared, type PreparedStatement } from '../../db/db.js';
-import { perTurnLoader } from '../../db/per-turn.js';
-import type { OrderRef } from '../../validation.js';
+import { type Db, prepared, type PreparedStatement } from './db.js';
+import { perTurnLoader } from './per-turn.js';
+import type { OrderRef } from '../validation.js';
 
 /** The columns every order row has that a lookup matches on. */
 interface Keyed {
