@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseSettlement, reconcile, SETTLEMENT_HEADER } from '../src/modules/channels/reconcile.js';
+import { parseSettlement, reconcile, SETTLEMENT_HEADER } from '../src/modules/reconciliation/service.js';
 import {
   createMerchant,
   databases,

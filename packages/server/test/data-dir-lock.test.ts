@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { SETTLEMENT_HEADER } from '../src/modules/channels/reconcile.js';
+import { SETTLEMENT_HEADER } from '../src/modules/reconciliation/service.js';
 import { buildRead, buildWrite, paymentInput, type TestMerchant } from './harness.js';
 import { onboard, runCli, runPlatform, type SpawnedPlatform, spawnPlatform, stopSpawned } from './spawned.js';
 

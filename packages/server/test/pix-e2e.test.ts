@@ -24,7 +24,7 @@ import { parseChannels } from '../src/channel-settings.js';
 import { ChannelUnavailable } from '../src/modules/channels/connector.js';
 import { pixApiConnector, pixTxid } from '../src/modules/channels/pix-api.js';
 import { PixApiClient } from '../src/modules/channels/pix-api-client.js';
-import { reconcileReceipts } from '../src/modules/channels/reconcile.js';
+import { reconcileReceipts } from '../src/modules/reconciliation/service.js';
 import {
   count,
   createMerchant,

@@ -8,7 +8,7 @@ import {
   reconcile,
   reconcileReceipts,
   type SettlementLine,
-} from '../modules/channels/reconcile.js';
+} from '../modules/reconciliation/service.js';
 import { channelRegistry } from '../modules/channels/registry.js';
 import { openCommandDatabase } from './database.js';
 import { CliError } from './failure.js';

@@ -3,10 +3,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { unauthorized } from '../../errors.js';
 import { success } from '../../http/errors.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import { strictJsonBodies } from '../../http/strict-json.js';
+import type { ChannelServices } from '../channels/apply.js';
 import { channelAdminRoutes } from '../channels/routes.js';
+import type { Merchants } from '../merchants/service.js';
+import type { PlatformKeys } from '../platform-keys/service.js';
+import type { PortalAccounts } from '../portal/service.js';
+import type { Webhooks } from '../webhooks/service.js';
 import { parseInput, parseQuery } from '../../validation.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -36,8 +41,19 @@ export function tokenMatches(header: string | undefined, token: string): boolean
   return timingSafeEqual(digest(presented), digest(token));
 }
 
+/** The services the operator API uses: its own, and the channels layer's for its channel routes. */
+export interface AdminServices extends ChannelServices {
+  readonly platformKeys: PlatformKeys;
+  readonly merchants: Merchants;
+  readonly portal: PortalAccounts;
+  readonly webhooks: Webhooks;
+}
+
 /** What `paygate merchant create --json` prints (decisions.md, Operator command line). */
-export async function onboardingView(services: Services, accessKey: string) {
+export async function onboardingView(
+  services: { readonly platformKeys: PlatformKeys; readonly config: Config },
+  accessKey: string,
+) {
   const body = await services.platformKeys.activeBodyKey();
   const webhookKeys = await services.platformKeys.publishedWebhookKeys();
   return {
@@ -52,7 +68,7 @@ export async function onboardingView(services: Services, accessKey: string) {
  * The operator API behind `npx paygate`: bearer-token protected, JSON in and out. The command
  * line talks to the running server through it, so it works the same over PGlite and PostgreSQL.
  */
-export function adminRoutes(admin: FastifyInstance, services: Services, adminToken: string): void {
+export function adminRoutes(admin: FastifyInstance, services: AdminServices, adminToken: string): void {
   admin.addHook('onRequest', async (request: FastifyRequest) => {
     if (!tokenMatches(request.headers.authorization, adminToken)) throw unauthorized();
   });

@@ -2,11 +2,11 @@ import { BalancesQuery } from '@paygate/wire';
 import type { FastifyInstance } from 'fastify';
 import { success } from '../../http/errors.js';
 import { merchantOf, rawTarget } from '../../http/merchant-api.js';
-import type { Services } from '../../services.js';
+import type { Balances } from './service.js';
 import { parseInput, parseQuery } from '../../validation.js';
 
 /** `GET /api/v1/balances?currency=…`: available and reserved per currency. */
-export function balanceRoutes(api: FastifyInstance, { balances }: Services): void {
+export function balanceRoutes(api: FastifyInstance, { balances }: { readonly balances: Balances }): void {
   api.get('/balances', async (request) => {
     const query = parseQuery(rawTarget(request).query, Object.keys(BalancesQuery.shape));
     const { currency } = parseInput(BalancesQuery, query);

@@ -5,8 +5,9 @@ import QRCode from 'qrcode';
 import { DomainError, type ErrorCode, type FieldError } from '../../errors.js';
 import { withErrorStatus } from '../../http/errors.js';
 import { withQuery } from '../../http/url.js';
-import type { Services } from '../../services.js';
-import { isFinalPayment, type PaymentView } from '../payments/service.js';
+import type { Config } from '../../config.js';
+import type { Merchants } from '../merchants/service.js';
+import { isFinalPayment, type Payments, type PaymentView } from '../payments/service.js';
 import { type CashierPage, COPY_SCRIPT, escapeHtml, renderCashierPage } from './page.js';
 
 const ORDER_NO = /^P[0-9]{18}$/;
@@ -129,7 +130,16 @@ async function pixOf(payment: PaymentView, merchantName: string): Promise<Cashie
  * only, with no pay or fail form; in production that is all the path serves (other payments
  * are not found there, and nothing is posted).
  */
-export function cashierRoutes(app: FastifyInstance, services: Services): void {
+/** The services the cashier pages use. */
+export interface CashierServices {
+  readonly config: Config;
+  /** Milliseconds since the epoch. */
+  readonly now: () => number;
+  readonly payments: Payments;
+  readonly merchants: Merchants;
+}
+
+export function cashierRoutes(app: FastifyInstance, services: CashierServices): void {
   const { payments } = services;
   const sandbox = services.config.environment === 'sandbox';
   app.addContentTypeParser(

@@ -1,6 +1,53 @@
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/db.js';
+import type { ClaimedPoll, PollClaim, ServedOrder } from '../../db/order-polls.js';
 import { DomainError } from '../../errors.js';
-import type { Services } from '../../services.js';
 import type { ChannelUpdate } from './connector.js';
+import type { ChannelRegistry } from './registry.js';
+
+/**
+ * What the channels layer asks of an order service; the payments and payouts services fit it.
+ * Declared here, in this module's terms, because those services import the connectors: taking
+ * their own types would tie the two modules in a loop (as the ledger takes postings, not rows).
+ */
+export interface ChannelOrders {
+  /** The order an order number names, with the channel that serves it (undefined: no such order). */
+  servedBy(orderNo: string): Promise<ServedOrder | undefined>;
+  /** Moves the order as its channel reports; `locked` is told the status its row lock found. */
+  applyChannelReport(
+    merchantId: bigint,
+    input: unknown,
+    channel: string | null,
+    locked?: (status: string) => void,
+  ): Promise<{ readonly status: string }>;
+  /** Claims the orders due for a status query at their channel. */
+  claimDuePolls(claim: PollClaim): Promise<ClaimedPoll[]>;
+}
+
+/** What the channels layer asks of the payments service besides ChannelOrders. */
+export interface ChannelPayments extends ChannelOrders {
+  /** An open payment of `channel` by the channel's id of it. */
+  openByChannelTradeNo(channel: string, channelTradeNo: string): Promise<string | undefined>;
+}
+
+/** What the channels layer asks of the payouts service besides ChannelOrders. */
+export interface ChannelPayouts extends ChannelOrders {
+  /** Returns a sent payout as its channel reports. */
+  returnPayout(merchantId: bigint, input: unknown, channel: string | null): Promise<{ readonly status: string }>;
+  /** No more polls of a PENDING payout its channel never got. */
+  stopPolling(id: bigint): Promise<void>;
+}
+
+/** The services the channels layer is handed (the assembly hands it all of them). */
+export interface ChannelServices {
+  readonly config: Config;
+  readonly db: Db;
+  /** Milliseconds since the epoch. */
+  readonly now: () => number;
+  readonly channels: ChannelRegistry;
+  readonly payments: ChannelPayments;
+  readonly payouts: ChannelPayouts;
+}
 
 /**
  * What applying an update did: `applied` when the order's status changed while it was applied,
@@ -15,7 +62,7 @@ export interface ApplyResult {
 }
 
 /** The order an update names, with the channel that serves it (NULL: the built-in sandbox). */
-function owner(services: Services, update: ChannelUpdate) {
+function owner(services: ChannelServices, update: ChannelUpdate) {
   return update.kind === 'payment'
     ? services.payments.servedBy(update.reference)
     : services.payouts.servedBy(update.reference);
@@ -29,7 +76,11 @@ function owner(services: Services, update: ChannelUpdate) {
  * and payer details come from the channel and freeze with the final state. Notifications and
  * polling both come through here.
  */
-export async function applyUpdate(services: Services, channel: string, update: ChannelUpdate): Promise<ApplyResult> {
+export async function applyUpdate(
+  services: ChannelServices,
+  channel: string,
+  update: ChannelUpdate,
+): Promise<ApplyResult> {
   const order = await owner(services, update);
   if (!order) return { outcome: 'unknown_order' };
   if (order.channel !== channel) {

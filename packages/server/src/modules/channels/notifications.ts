@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import type { Services } from '../../services.js';
-import { type ApplyOutcome, applyUpdate } from './apply.js';
+import { type ApplyOutcome, applyUpdate, type ChannelServices } from './apply.js';
 import { ChannelUnavailable, type Connector, type RawNotification } from './connector.js';
 
 /**
@@ -51,7 +50,7 @@ let received = 0;
  * answered 200 so the channel stops retrying.
  */
 export async function receiveNotification(
-  services: Services,
+  services: ChannelServices,
   connector: Connector,
   raw: RawNotification,
 ): Promise<ReceiveResult> {
@@ -124,7 +123,11 @@ export type HintReceipt =
  * in it is trusted: `settleHint` asks the channel about each charge it names. A body that is
  * not such a callback is recorded too, as `ignored` with the reason.
  */
-export async function recordHint(services: Services, connector: Connector, raw: RawNotification): Promise<HintReceipt> {
+export async function recordHint(
+  services: ChannelServices,
+  connector: Connector,
+  raw: RawNotification,
+): Promise<HintReceipt> {
   const check = connector.readHint?.(raw.body) ?? { ok: false as const, reason: 'the channel takes no hints' };
   const eventId = `hint:${createHash('sha256').update(raw.body).digest('base64url')}`;
   const now = new Date(services.now());
@@ -162,7 +165,7 @@ export async function recordHint(services: Services, connector: Connector, raw: 
  * like any notification. A channel that does not answer leaves the order to polling.
  */
 export async function settleHint(
-  services: Services,
+  services: ChannelServices,
   connector: Connector,
   receipt: Extract<HintReceipt, { ok: true }>,
 ): Promise<ApplyOutcome | 'ignored'> {
@@ -204,7 +207,7 @@ export async function settleHint(
 
 /** The newest `limit` notifications of a channel, newest first (operator API, `paygate channels notifications`). */
 export async function listNotifications(
-  services: Services,
+  services: ChannelServices,
   channel: string,
   limit = 100,
 ): Promise<NotificationRecord[]> {

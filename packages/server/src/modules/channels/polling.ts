@@ -3,7 +3,7 @@ import { isUnavailable } from '../../db/db.js';
 import type { ClaimedPoll } from '../../db/order-polls.js';
 import { DomainError, invalidState, orderNotFound } from '../../errors.js';
 import { channelUnavailable } from './errors.js';
-import type { Services } from '../../services.js';
+import type { ChannelServices } from './apply.js';
 import { ChannelUnavailable } from './connector.js';
 
 /**
@@ -56,7 +56,7 @@ export interface PollResult {
 type Settled = Pick<ClaimedPoll, 'merchant_id' | 'order_no' | 'status' | 'channel'>;
 
 /** Settles one order from its channel's answer through the same service methods as the sandbox helpers. */
-async function settle(services: Services, kind: 'payment' | 'payout', order: Settled, state: PolledState) {
+async function settle(services: ChannelServices, kind: 'payment' | 'payout', order: Settled, state: PolledState) {
   const merchantId = order.merchant_id;
   const orderNo = order.order_no;
   if (state.status === order.status) return false; // nothing new (a payout still held by its channel)
@@ -113,7 +113,7 @@ async function settle(services: Services, kind: 'payment' | 'payout', order: Set
  * PAYGATE_CHANNEL_POLL_AFTER and settle them from the answer. At most `limit` payments and
  * `limit` payouts per step. Tests call it directly; `startPoller` only schedules it.
  */
-export async function pollOnce(services: Services, options: PollOptions): Promise<PollResult> {
+export async function pollOnce(services: ChannelServices, options: PollOptions): Promise<PollResult> {
   const limit = options.limit ?? 100;
   const maxBackoffMs = options.maxBackoffMs ?? 3_600_000;
   let queried = 0;
@@ -180,7 +180,7 @@ export interface SyncResult {
  * its time is only queried here, never withdrawn.
  */
 export async function syncOrder(
-  services: Services,
+  services: ChannelServices,
   channelOf: PollOptions['channel'],
   orderNo: string,
 ): Promise<SyncResult> {
@@ -219,7 +219,7 @@ export async function syncOrder(
  * when that is shorter); the returned function stops it.
  */
 export function startPoller(
-  services: Services,
+  services: ChannelServices,
   log: FastifyBaseLogger,
   options: PollOptions,
   intervalMs = Math.max(250, Math.min(5_000, services.config.channelPollAfterMs)),
@@ -250,6 +250,6 @@ export function startPoller(
 }
 
 /** The configured channels as polling sees them: the connector registry's channel of that name. */
-export function configuredChannels(services: Services): PollOptions['channel'] {
+export function configuredChannels(services: ChannelServices): PollOptions['channel'] {
   return (name) => services.channels.get(name);
 }

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { DomainError, unauthorized } from '../../errors.js';
 import { success } from '../../http/errors.js';
 import { rawTarget } from '../../http/merchant-api.js';
-import type { Services } from '../../services.js';
 import { parseInput } from '../../validation.js';
+import type { ChannelServices } from './apply.js';
 import { listNotifications, receiveNotification, recordHint, settleHint } from './notifications.js';
 import { configuredChannels, syncOrder } from './polling.js';
 
@@ -19,7 +19,7 @@ const MAX_NOTIFICATION_BYTES = 64 * 1024;
  * merchant API's authentication: each channel authenticates its own notifications (the
  * connector's `verifyNotification`), over the exact body bytes received.
  */
-export function channelRoutes(app: FastifyInstance, services: Services): void {
+export function channelRoutes(app: FastifyInstance, services: ChannelServices): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_NOTIFICATION_BYTES }, (_request, body, done) =>
     done(null, body),
@@ -78,7 +78,7 @@ const syncInput = z.strictObject({ orderNo: z.union([orderNoOf('P'), orderNoOf('
  * - `POST /admin/v1/channels/sync` (`paygate channels sync`): asks an order's channel about it
  *   now and applies the answer (polling.ts, syncOrder).
  */
-export function channelAdminRoutes(admin: FastifyInstance, services: Services): void {
+export function channelAdminRoutes(admin: FastifyInstance, services: ChannelServices): void {
   admin.get('/channels/:name/notifications', async (request) => {
     const { name } = request.params as { name: string };
     if (!services.channels.get(name)) throw noSuchChannel();

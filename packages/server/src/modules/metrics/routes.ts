@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Metrics } from '../../observability/metrics.js';
 
 /** Prometheus text exposition of the process's metrics. */
-export function metricsRoutes(app: FastifyInstance, { metrics }: Services): void {
+export function metricsRoutes(app: FastifyInstance, { metrics }: { readonly metrics: Metrics }): void {
   app.get('/metrics', async (_request, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { orderLookupQuery, PaymentListQuery, PaymentRef } from '@paygate/wire';
 import { success } from '../../http/errors.js';
 import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
-import type { Services } from '../../services.js';
+import type { Payments } from './service.js';
 import { type OrderRef, parseInput, parseQuery } from '../../validation.js';
 
 /** Built once: a zod schema costs more to build than to run, and every signed query parses one. */
@@ -17,7 +17,7 @@ export function refFromQuery(rawQuery: string | undefined, prefix: 'P' | 'W'): O
 export const LIST_PARAMETERS = Object.keys(PaymentListQuery.shape);
 
 /** Payment order endpoints of the merchant API (decisions.md, Endpoints). */
-export function paymentRoutes(api: FastifyInstance, { payments }: Services): void {
+export function paymentRoutes(api: FastifyInstance, { payments }: { readonly payments: Payments }): void {
   api.post('/payments', async (request) => {
     const { payment } = await payments.create(merchantOf(request).id, businessBody(request));
     return success(payment);

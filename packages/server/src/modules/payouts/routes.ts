@@ -2,12 +2,12 @@ import { PayoutListQuery, PayoutRef } from '@paygate/wire';
 import type { FastifyInstance } from 'fastify';
 import { success } from '../../http/errors.js';
 import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
-import type { Services } from '../../services.js';
+import type { Payouts } from './service.js';
 import { type OrderRef, parseInput, parseQuery } from '../../validation.js';
 import { LIST_PARAMETERS, refFromQuery } from '../payments/routes.js';
 
 /** Payout order endpoints of the merchant API (decisions.md, Endpoints). */
-export function payoutRoutes(api: FastifyInstance, { payouts }: Services): void {
+export function payoutRoutes(api: FastifyInstance, { payouts }: { readonly payouts: Payouts }): void {
   api.post('/payouts', async (request) => {
     const { payout } = await payouts.create(merchantOf(request).id, businessBody(request));
     return success(payout);
@@ -38,7 +38,7 @@ export function payoutRoutes(api: FastifyInstance, { payouts }: Services): void 
 }
 
 /** Sandbox helpers that act as the payout channel; registered by the sandbox routes only. */
-export function sandboxPayoutRoutes(api: FastifyInstance, { payouts }: Services): void {
+export function sandboxPayoutRoutes(api: FastifyInstance, { payouts }: { readonly payouts: Payouts }): void {
   api.post('/sandbox/payouts/simulate', async (request) =>
     success(await payouts.applyChannelReport(merchantOf(request).id, businessBody(request))),
   );

@@ -1,8 +1,18 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { PlatformKeys } from './service.js';
 
 /** Public, unauthenticated: the webhook keys a merchant may see signatures from, by keyid. */
-export function publishedKeyRoutes(app: FastifyInstance, { platformKeys, config }: Services): void {
+export function publishedKeyRoutes(
+  app: FastifyInstance,
+  {
+    platformKeys,
+    config,
+  }: {
+    readonly platformKeys: PlatformKeys;
+    readonly config: Config;
+  },
+): void {
   app.get('/.well-known/paygate/webhook-keys', async (_request, reply) => {
     const keys = await platformKeys.publishedWebhookKeys();
     return reply.header('cache-control', 'public, max-age=300').send({

@@ -1,15 +1,24 @@
 import type { PaymentDetail, PayoutDetail, PortalAttempt, PortalOrderEvent, TimelineEntry } from '@paygate/wire';
 import { orderNotFound } from '../../errors.js';
-import type { Services } from '../../services.js';
 import type { OrderRef } from '../../validation.js';
 import type { OrderType } from '../webhooks/outbox.js';
-import type { PaymentView } from '../payments/service.js';
-import type { PayoutView } from '../payouts/service.js';
+import type { Ledger } from '../ledger/service.js';
+import type { Payments, PaymentView } from '../payments/service.js';
+import type { Payouts, PayoutView } from '../payouts/service.js';
+import type { Webhooks } from '../webhooks/service.js';
 
 /** The order pages' views (the wire schemas of the portal API). */
 export type { PaymentDetail, PayoutDetail, TimelineEntry };
 export type AttemptView = PortalAttempt;
 export type EventView = PortalOrderEvent;
+
+/** The services the order pages read. */
+export interface OrderPageServices {
+  readonly payments: Payments;
+  readonly payouts: Payouts;
+  readonly ledger: Ledger;
+  readonly webhooks: Webhooks;
+}
 
 const ORDER_NO = { PAYMENT: /^P[0-9]{18}$/, PAYOUT: /^W[0-9]{18}$/ } as const;
 
@@ -26,7 +35,7 @@ export function assertOrderNo(orderNo: string, type: OrderType): void {
 
 /** The order's events, oldest first, each with its delivery state and every attempt. */
 export async function eventsOf(
-  services: Services,
+  services: OrderPageServices,
   merchantId: bigint,
   orderType: OrderType,
   orderNo: string,
@@ -110,7 +119,11 @@ function finalLabel(status: string): string {
 }
 
 /** A payment of the session's merchant, or ORDER_NOT_FOUND (also for other merchants' orders). */
-export async function paymentDetail(services: Services, merchantId: bigint, orderNo: string): Promise<PaymentDetail> {
+export async function paymentDetail(
+  services: OrderPageServices,
+  merchantId: bigint,
+  orderNo: string,
+): Promise<PaymentDetail> {
   assertOrderNo(orderNo, 'PAYMENT');
   const row = await services.payments.row(merchantId, { orderNo });
   const payment = services.payments.view(row);
@@ -124,7 +137,11 @@ export async function paymentDetail(services: Services, merchantId: bigint, orde
   };
 }
 
-export async function payoutDetail(services: Services, merchantId: bigint, orderNo: string): Promise<PayoutDetail> {
+export async function payoutDetail(
+  services: OrderPageServices,
+  merchantId: bigint,
+  orderNo: string,
+): Promise<PayoutDetail> {
   assertOrderNo(orderNo, 'PAYOUT');
   const row = await services.payouts.row(merchantId, { orderNo });
   const payout = services.payouts.view(row);

@@ -3,21 +3,36 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DomainError, validationFailed } from '../../errors.js';
 import { success } from '../../http/errors.js';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import { strictJsonBodies } from '../../http/strict-json.js';
 import { checkTimeRange, listQuery, merchantOrderNo, parseInput, parseQuery, unixMsParam } from '../../validation.js';
-import { MAX_ACTIVE_KEYS } from '../merchants/service.js';
-import { type PortalSession, sameToken } from './service.js';
+import type { Balances } from '../balances/service.js';
+import { MAX_ACTIVE_KEYS, type Merchants } from '../merchants/service.js';
+import type { PlatformKeys } from '../platform-keys/service.js';
+import type { RejectedRequests } from '../rejected-requests/service.js';
+import { type PortalAccounts, type PortalSession, sameToken } from './service.js';
 import { readCookie, sessionCookie } from './cookies.js';
 import { csvRow } from './csv.js';
 import { RESEND_FAILED_MAX } from '../webhooks/service.js';
-import { assertOrderNo, paymentDetail, payoutDetail, refFromText } from './orders.js';
+import { assertOrderNo, type OrderPageServices, paymentDetail, payoutDetail, refFromText } from './orders.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     portalSession: PortalSession | null;
   }
+}
+
+/** The services the portal's API uses. */
+export interface PortalServices extends OrderPageServices {
+  readonly config: Config;
+  /** Milliseconds since the epoch. */
+  readonly now: () => number;
+  readonly portal: PortalAccounts;
+  readonly platformKeys: PlatformKeys;
+  readonly merchants: Merchants;
+  readonly balances: Balances;
+  readonly rejectedRequests: RejectedRequests;
 }
 
 /** The header state-changing requests carry the session's CSRF token in. */
@@ -100,7 +115,7 @@ function sessionOf(request: FastifyRequest): PortalSession {
  * tokens, and every read and write scoped to the session's merchant. It calls the same services
  * as the merchant API; another merchant's order is ORDER_NOT_FOUND, exactly like an unknown one.
  */
-export function portalApiRoutes(api: FastifyInstance, services: Services): void {
+export function portalApiRoutes(api: FastifyInstance, services: PortalServices): void {
   const { portal, config } = services;
   const cookie = sessionCookieSpec(config.publicUrl);
   const setSession = (reply: FastifyReply, token: string, maxAgeMs: number) =>
@@ -323,7 +338,7 @@ const DAY_MS = 86_400_000;
 const periodQuery = z.object({ from: unixMsParam.optional(), to: unixMsParam.optional() });
 
 /** The landing page: payments and payouts by status over a period, balances, recent delivery failures. */
-function registerOverviewRoutes(auth: FastifyInstance, services: Services): void {
+function registerOverviewRoutes(auth: FastifyInstance, services: PortalServices): void {
   auth.get('/overview', async (request) => {
     const merchantId = sessionOf(request).merchant.id;
     const q = parseInput(periodQuery, queryOf(request, ['from', 'to']));
@@ -345,7 +360,7 @@ function registerOverviewRoutes(auth: FastifyInstance, services: Services): void
 }
 
 /** Cancel, and the sandbox's channel buttons: the same service methods as the merchant API's. */
-function registerOrderActionRoutes(auth: FastifyInstance, services: Services): void {
+function registerOrderActionRoutes(auth: FastifyInstance, services: PortalServices): void {
   const { payments, payouts, config } = services;
   const sandboxOnly = () => {
     if (config.environment !== 'sandbox') throw new DomainError('NOT_FOUND', 'only in the sandbox');
@@ -392,7 +407,7 @@ const recoverBody = z.object({ from: z.number().int().nonnegative(), to: z.numbe
  * The merchant's webhook events across orders, and re-sending them (same eventId and body, fresh
  * signature): one, or every failed one of a time range; delivery is the webhooks module's.
  */
-function registerEventRoutes(auth: FastifyInstance, services: Services): void {
+function registerEventRoutes(auth: FastifyInstance, services: PortalServices): void {
   auth.get('/events', async (request) => {
     const merchantId = sessionOf(request).merchant.id;
     const q = parseInput(eventListQuery, queryOf(request, EVENT_LIST_PARAMETERS));

@@ -2,11 +2,13 @@ import type { Queryable } from '../../db/db.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { scaleOf } from '../../catalog.js';
 import { paymentBook, paymentsByChannelTradeNo } from '../payments/service.js';
-import type { ChannelReceipt } from './connector.js';
+import type { ChannelReceipt } from '../channels/connector.js';
 import { payoutBook } from '../payouts/service.js';
 
 /**
- * Reconciliation of a channel's daily settlement file against our books (issue 13, item 6).
+ * Reconciliation of a channel's daily settlement file against our books (issue 13, item 6). A
+ * module of its own, above the payments and payouts modules whose books it reads: they import the
+ * channels module's connectors, so the channels module cannot read them back.
  * The file (the simulator's format): header `type,id,reference,status,currency,amount,paid_amount,fee,updated_at`,
  * one line per charge, transfer or return whose final state the channel reached that day (UTC).
  */
