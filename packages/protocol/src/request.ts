@@ -15,8 +15,9 @@ import { type BodyPublicKey, openEnvelope, parseEnvelope, sealEnvelope } from '.
 import { collectHeaders, type RawHeaders, singleValued } from './headers.js';
 import { type BoxKeyPair, type SigningKey, verify } from './keys.js';
 import { err, ok, type Result } from './result.js';
-import { buildSignatureBase, signMessage } from './signature-base.js';
-import { parseSignature, readSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
+import { buildSignatureBase } from './signature-base.js';
+import { parseSignature, signMessage } from './signature.js';
+import { readSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
 
 /** Signature-Input profile of merchant requests: label `merchant`, the write or read list, no keyid, any signer's form. */
 export const REQUEST_PROFILE: SignatureProfile = {
