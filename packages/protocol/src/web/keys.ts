@@ -79,7 +79,7 @@ export async function signingKeyFrom(input: string | Uint8Array): Promise<Result
     if (!der) return invalid('the PEM is not an unencrypted PRIVATE KEY (PKCS#8) block');
     let d: string | undefined;
     try {
-      // WebCrypto reads PKCS#8 (both RFC 8410 versions) and refuses any other algorithm's key.
+      // WebCrypto parses the PKCS#8 and refuses a key of any other algorithm (X25519, RSA).
       const key = await subtle().importKey('pkcs8', der, ED25519, true, ['sign']);
       d = (await subtle().exportKey('jwk', key)).d;
     } catch {
