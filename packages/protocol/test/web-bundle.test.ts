@@ -121,7 +121,7 @@ describe('the web entry in Chromium', { skip: SKIP_BROWSER }, () => {
     const output = await page.evaluate(async (input) => {
       const web = (globalThis as unknown as { PaygateWeb: typeof Web }).PaygateWeb;
       const key = await web.signingKeyFrom(input.privateKeyPem);
-      const publicKey = await web.publicKeyFrom(input.webhookKey.publicKeyPem);
+      const publicKey = web.publicKeyFrom(input.webhookKey.publicKeyPem);
       const bodyKey = web.boxPublicKeyFrom(input.bodyKey.publicKey);
       if (!key.ok || !publicKey.ok || !bodyKey.ok) throw new Error('a key did not load');
       const signer = { accessKey: input.accessKey, key: key.value, created: input.now };

@@ -6,7 +6,7 @@
  * signatures and keys.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ED25519_TORSION_SUBGROUP } from '@noble/curves/ed25519.js';
 import * as node from '@paygate/protocol';
@@ -57,7 +57,7 @@ describe('web entry: the shared vectors', () => {
       assert.equal(Buffer.from((await webKey(input)).publicKey).toString('base64'), merchant.public_key_base64);
     }
     for (const input of [merchant.public_key_base64, merchant.public_key_pem, b64(merchant.public_key_base64)]) {
-      assert.equal(Buffer.from(unwrap(await web.publicKeyFrom(input))).toString('base64'), merchant.public_key_base64);
+      assert.equal(Buffer.from(unwrap(web.publicKeyFrom(input))).toString('base64'), merchant.public_key_base64);
     }
   });
 
@@ -109,7 +109,7 @@ describe('web entry: the shared vectors', () => {
   });
 
   it('verifies the vectors’ webhooks, and signs their bases to the same signatures', async () => {
-    const publicKey = unwrap(await web.publicKeyFrom(platform.public_key_pem));
+    const publicKey = unwrap(web.publicKeyFrom(platform.public_key_pem));
     const key = await webKey(platform.full_key_base64);
     for (const webhook of vectors.webhooks) {
       const body = utf8(webhook.body_utf8);
@@ -195,7 +195,7 @@ describe('web entry and Node entry, round trips', () => {
     const webhook = signedWebhook();
     const deps = {
       now: NOW,
-      publicKeys: new Map([[WEBHOOK_KEY_ID, unwrap(await web.publicKeyFrom(webhookKey.publicKey))]]),
+      publicKeys: new Map([[WEBHOOK_KEY_ID, unwrap(web.publicKeyFrom(webhookKey.publicKey))]]),
     };
     const result = await web.verifyWebhook(webhook, deps);
     assert.ok(result.ok, JSON.stringify(!result.ok && result.error));
@@ -240,6 +240,7 @@ function addOrderToS(signature: Uint8Array): Buffer {
   return out;
 }
 const hex = (text: string) => Buffer.from(text, 'hex');
+const x25519 = generateKeyPairSync('x25519');
 
 describe('web entry: as strict as libsodium', () => {
   it('gives libsodium’s verdicts on valid, altered and non-canonical signatures', async () => {
@@ -299,11 +300,14 @@ describe('web entry: as strict as libsodium', () => {
       withTrailingBitSet(merchantKey.publicKey.toString('base64')),
       node.signingKeyToPem(merchantKey).publicKeyPem,
       node.signingKeyToPem(merchantKey).privateKeyPem,
+      `\n  ${node.signingKeyToPem(merchantKey).publicKeyPem}\n`,
+      x25519.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+      '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n',
       '',
     ];
     for (const input of inputs) {
       const byNode = node.publicKeyFrom(input);
-      const byWeb = await web.publicKeyFrom(input);
+      const byWeb = web.publicKeyFrom(input);
       assert.deepEqual(
         byWeb.ok ? { ok: true, value: Buffer.from(byWeb.value) } : byWeb,
         byNode,
@@ -325,6 +329,8 @@ describe('web entry: as strict as libsodium', () => {
       randomBytes(31),
       node.seedOf(merchantKey).toString('base64url'),
       withTrailingBitSet(node.seedOf(merchantKey).toString('base64')),
+      x25519.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n',
     ];
     for (const input of inputs) {
       const byNode = node.signingKeyFrom(input);

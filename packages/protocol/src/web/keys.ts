@@ -77,13 +77,17 @@ export async function signingKeyFrom(input: string | Uint8Array): Promise<Result
   if (isPem(input)) {
     const der = pemBody(input, 'PRIVATE KEY');
     if (!der) return invalid('the PEM is not an unencrypted PRIVATE KEY (PKCS#8) block');
+    // An RFC 8410 PKCS#8 of X25519, Ed448 or X448 differs from Ed25519's only in the OID's last byte.
+    if (der.length >= 16 && PKCS8_ED25519_PREFIX.every((byte, i) => i === 11 || der[i] === byte) && der[11] !== 0x70) {
+      return invalid('the PEM key is not an Ed25519 key');
+    }
     let d: string | undefined;
     try {
       // WebCrypto parses the PKCS#8 and refuses a key of any other algorithm (X25519, RSA).
       const key = await subtle().importKey('pkcs8', der, ED25519, true, ['sign']);
       d = (await subtle().exportKey('jwk', key)).d;
     } catch {
-      return invalid('the PEM private key could not be parsed as an Ed25519 key');
+      return invalid('the PEM private key could not be parsed');
     }
     const seed = d === undefined ? undefined : decodeBase64Url(d);
     if (seed?.length !== noble.SIGN_SEED_BYTES) return invalid('the PEM key has no private part');
@@ -102,23 +106,31 @@ function checkPublicKey(bytes: Uint8Array): Result<Uint8Array, KeyError> {
 }
 
 /**
- * Loads an Ed25519 public key from its raw 32 bytes (bytes or standard base64) or a PEM
- * SubjectPublicKeyInfo (`PUBLIC KEY` block only). Small-order and non-canonical points are
- * refused, as libsodium refuses them.
+ * The DER of an Ed25519 SubjectPublicKeyInfo (RFC 8410) up to the key: a SEQUENCE of the algorithm
+ * identifier (OID 1.3.101.112, no parameters) and a BIT STRING of the 32 raw bytes. Every Ed25519
+ * SPKI is these 12 bytes and the key, so it is read without WebCrypto, synchronously.
  */
-export async function publicKeyFrom(input: string | Uint8Array): Promise<Result<Uint8Array, KeyError>> {
+const SPKI_ED25519_PREFIX = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
+/** Where the last byte of the OID sits: 0x70 for Ed25519, 0x6e for X25519, 0x71 for Ed448, 0x6f for X448. */
+const SPKI_OID_LAST = 8;
+
+/**
+ * Loads an Ed25519 public key from its raw 32 bytes (bytes or standard base64) or a PEM
+ * SubjectPublicKeyInfo (`PUBLIC KEY` block only: a pasted private key is refused). Small-order
+ * and non-canonical points are refused, as libsodium refuses them. Synchronous, as in the Node
+ * entry.
+ */
+export function publicKeyFrom(input: string | Uint8Array): Result<Uint8Array, KeyError> {
   if (typeof input !== 'string') return checkPublicKey(input);
   if (isPem(input)) {
     const der = pemBody(input, 'PUBLIC KEY');
     if (!der) return invalid('the PEM is not a PUBLIC KEY (SubjectPublicKeyInfo) block');
-    let raw: ArrayBuffer;
-    try {
-      const key = await subtle().importKey('spki', der, ED25519, true, ['verify']);
-      raw = await subtle().exportKey('raw', key);
-    } catch {
-      return invalid('the PEM public key could not be parsed as an Ed25519 key');
-    }
-    return checkPublicKey(new Uint8Array(raw));
+    const prefixed = (except: number) =>
+      der.length === SPKI_ED25519_PREFIX.length + noble.SIGN_PUBLIC_KEY_BYTES &&
+      SPKI_ED25519_PREFIX.every((byte, i) => i === except || der[i] === byte);
+    if (prefixed(-1)) return checkPublicKey(der.subarray(SPKI_ED25519_PREFIX.length));
+    if (prefixed(SPKI_OID_LAST)) return invalid('the PEM key is not an Ed25519 key');
+    return invalid('the PEM public key could not be parsed');
   }
   const bytes = decodeCanonicalBase64(input.trim());
   return bytes ? checkPublicKey(bytes) : invalid('the key is neither PEM nor canonical base64');
