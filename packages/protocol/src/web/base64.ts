@@ -18,7 +18,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * Decodes standard base64 (RFC 4648 section 4) only in its canonical form: padded, no
  * whitespace, no base64url alphabet, and zero trailing bits. Anything else is `undefined`.
  */
-export function decodeCanonicalBase64(text: string): Uint8Array | undefined {
+export function decodeCanonicalBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
   // `atob` skips ASCII whitespace and takes missing padding; the alphabet and length checks refuse
   // those, and re-encoding refuses non-zero trailing bits (as the Node entry's decoder does).
   if (text.length % 4 !== 0 || !BASE64.test(text)) return undefined;
@@ -34,7 +34,7 @@ export function decodeCanonicalBase64(text: string): Uint8Array | undefined {
 }
 
 /** Decodes base64url without padding (a JWK member); `undefined` when it is not. */
-export function decodeBase64Url(text: string): Uint8Array | undefined {
+export function decodeBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
   const standard = text.replace(/-/g, '+').replace(/_/g, '/');
   return decodeCanonicalBase64(standard.padEnd(Math.ceil(standard.length / 4) * 4, '='));
 }

@@ -9,7 +9,14 @@
  * @packageDocumentation
  */
 export * from '../constants.js';
-export type { HeaderMultimap, HeaderPair, RawHeaders } from '../headers.js';
+export {
+  collectHeaders,
+  type HeaderMultimap,
+  type HeaderPair,
+  headerPairs,
+  type RawHeaders,
+  singleValued,
+} from '../headers.js';
 export type { BodyPublicKey, EnvelopeError, KeyError } from '../request-parts.js';
 export * from '../result.js';
 export { buildSignatureBase, componentValue, type MessageParts, type SignatureBaseError } from '../signature-base.js';

@@ -60,7 +60,7 @@ function isPem(text: string): boolean {
 }
 
 /** The DER bytes of a PEM block with the given label; `undefined` for any other text. */
-function pemBody(text: string, label: string): Uint8Array | undefined {
+function pemBody(text: string, label: string): Uint8Array<ArrayBuffer> | undefined {
   const match = new RegExp(
     `^-----BEGIN ${label}-----\\r?\\n([A-Za-z0-9+/=\\r\\n]+?)\\r?\\n-----END ${label}-----$`,
   ).exec(text.trim());
