@@ -152,6 +152,17 @@ describe('the packed SDK in a project of its own', () => {
     assert.equal(out.trim(), 'true');
   });
 
+  it('ships @paygate/merchant/web with its types, its WebhookVerifier loading keys', () => {
+    assert.ok(existsSync(join(project, 'node_modules/@paygate/merchant/dist/web.d.ts')));
+    const script = `
+      import { WebhookVerifier } from '@paygate/merchant/web';
+      const verifier = new WebhookVerifier({ webhookKeys: [{ keyid: 'wk_1', publicKey: 'LjRmSHH+b7SugXO0u7ETcxRhcGWiv8hlRNXotmCWeQ8=' }] });
+      console.log(verifier.keyids.join());
+    `;
+    const out = run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
+    assert.equal(out.trim(), 'wk_1');
+  });
+
   it('takes a sandbox payment end to end: create, pay, a webhook verified from the raw body', () => {
     run(join(project, 'node_modules/.bin/paygate-merchant'), ['keygen', '--out', 'merchant-keys'], { cwd: project });
     const onboarding = run(
