@@ -12,7 +12,7 @@ import { type HeaderPair, type ReceivedWebhook, verifyWebhook, type WebhookVerif
 import {
   type IncomingWebhook,
   type ProtocolWebhookResult,
-  type VerifiedEvent,
+  type VerifiedEventOf,
   WebhookVerifierBase,
 } from './webhook-verifier.js';
 
@@ -24,10 +24,12 @@ export {
   type IncomingWebhook,
   memoryNonceGuard,
   splitTarget,
-  type VerifiedEvent,
   type WebhookVerifierOptions,
 } from './webhook-verifier.js';
 export { loadWebhookKeys, type WebhookKey } from './webhook-keys.js';
+
+/** A webhook that passed every check, with its event parsed and its raw body bytes. */
+export type VerifiedEvent = VerifiedEventOf<Uint8Array>;
 
 /**
  * Verifies Paygate webhooks through `@paygate/protocol/web`'s `verifyWebhook`, in the
@@ -61,7 +63,7 @@ export class WebhookVerifier extends WebhookVerifierBase<Uint8Array> {
    *
    * @throws {@link WebhookVerificationError} naming the check that failed.
    */
-  async verifyRequest(request: Request): Promise<VerifiedEvent<Uint8Array>> {
+  async verifyRequest(request: Request): Promise<VerifiedEvent> {
     const url = new URL(request.url);
     const headers: HeaderPair[] = [];
     request.headers.forEach((value, name) => headers.push([name, value]));

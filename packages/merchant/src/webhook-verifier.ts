@@ -41,8 +41,11 @@ export interface IncomingWebhook {
   readonly body: Uint8Array;
 }
 
-/** A webhook that passed every check, with its event parsed. */
-export interface VerifiedEvent<Body extends Uint8Array = Buffer> {
+/**
+ * A webhook that passed every check, with its event parsed; `VerifiedEvent` of each entry names
+ * its body type.
+ */
+export interface VerifiedEventOf<Body extends Uint8Array> {
   /** The typed event. */
   readonly event: WebhookEvent;
   /** The verified raw body bytes (a Buffer from `@paygate/merchant`, a Uint8Array from `@paygate/merchant/web`). */
@@ -209,9 +212,7 @@ export abstract class WebhookVerifierBase<Body extends Uint8Array> {
    *
    * @throws {@link WebhookVerificationError} naming the check that failed.
    */
-  async verifyBytes(
-    webhook: IncomingWebhook,
-  ): Promise<{
+  async verifyBytes(webhook: IncomingWebhook): Promise<{
     readonly body: Body;
     readonly eventId: string;
     readonly keyid: string;
@@ -256,7 +257,7 @@ export abstract class WebhookVerifierBase<Body extends Uint8Array> {
    * @throws {@link WebhookVerificationError} naming the check that failed (`payload` when an
    * authentic body is not an event this SDK knows).
    */
-  async verify(webhook: IncomingWebhook): Promise<VerifiedEvent<Body>> {
+  async verify(webhook: IncomingWebhook): Promise<VerifiedEventOf<Body>> {
     const verified = await this.verifyBytes(webhook);
     return { event: parseWebhookEvent(verified.body), body: verified.body, keyid: verified.keyid };
   }

@@ -1,14 +1,16 @@
 import { type ReceivedWebhook, verifyWebhook, type WebhookVerifierDeps } from '@paygate/protocol';
-import { type ProtocolWebhookResult, WebhookVerifierBase } from './webhook-verifier.js';
+import { type ProtocolWebhookResult, type VerifiedEventOf, WebhookVerifierBase } from './webhook-verifier.js';
 
 export {
   type IncomingHeaders,
   type IncomingWebhook,
   memoryNonceGuard,
   splitTarget,
-  type VerifiedEvent,
   type WebhookVerifierOptions,
 } from './webhook-verifier.js';
+
+/** A webhook that passed every check, with its event parsed and its raw body bytes. */
+export type VerifiedEvent = VerifiedEventOf<Buffer>;
 
 /**
  * Verifies Paygate webhooks through `@paygate/protocol`'s `verifyWebhook`, in the
