@@ -23,7 +23,9 @@ export {
   type IncomingHeaders,
   type IncomingWebhook,
   memoryNonceGuard,
+  type ProtocolWebhookResult,
   splitTarget,
+  type VerifiedEventOf,
   type WebhookVerifierOptions,
 } from './webhook-verifier.js';
 export { loadWebhookKeys, type WebhookKey } from './webhook-keys.js';

@@ -5,7 +5,9 @@ export {
   type IncomingHeaders,
   type IncomingWebhook,
   memoryNonceGuard,
+  type ProtocolWebhookResult,
   splitTarget,
+  type VerifiedEventOf,
   type WebhookVerifierOptions,
 } from './webhook-verifier.js';
 
