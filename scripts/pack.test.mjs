@@ -138,6 +138,31 @@ describe('the packed SDK in a project of its own', () => {
     assert.match(out, /@paygate\/merchant object/);
   });
 
+  it('ships @paygate/protocol/web with its types, which signs and verifies from the tarball', () => {
+    assert.ok(existsSync(join(project, 'node_modules/@paygate/protocol/dist/web/index.d.ts')));
+    const script = `
+      import { signingKeyFrom, signReadRequest, verify, parseSignatureBytes } from '@paygate/protocol/web';
+      const key = (await signingKeyFrom(crypto.getRandomValues(new Uint8Array(32)))).value;
+      const signed = await signReadRequest({ path: '/api/v1/payments', query: 'orderNo=P1' },
+        { accessKey: 'ak_test_Abc123Def456', key, created: 1767225600, nonce: crypto.randomUUID() });
+      const signature = parseSignatureBytes(signed.headers.signature, 'merchant').value;
+      console.log(await verify(signed.signatureBase, signature, key.publicKey));
+    `;
+    const out = run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
+    assert.equal(out.trim(), 'true');
+  });
+
+  it('ships @paygate/merchant/web with its types, its WebhookVerifier loading keys', () => {
+    assert.ok(existsSync(join(project, 'node_modules/@paygate/merchant/dist/web.d.ts')));
+    const script = `
+      import { WebhookVerifier } from '@paygate/merchant/web';
+      const verifier = new WebhookVerifier({ webhookKeys: [{ keyid: 'wk_1', publicKey: 'LjRmSHH+b7SugXO0u7ETcxRhcGWiv8hlRNXotmCWeQ8=' }] });
+      console.log(verifier.keyids.join());
+    `;
+    const out = run(process.execPath, ['--input-type=module', '-e', script], { cwd: project });
+    assert.equal(out.trim(), 'wk_1');
+  });
+
   it('takes a sandbox payment end to end: create, pay, a webhook verified from the raw body', () => {
     run(join(project, 'node_modules/.bin/paygate-merchant'), ['keygen', '--out', 'merchant-keys'], { cwd: project });
     const onboarding = run(

@@ -1,21 +1,8 @@
-import {
-  ACCESS_KEY,
-  type BodyPublicKey,
-  boxPublicKeyFrom,
-  publicKeyFrom,
-  type SigningKey,
-  signingKeyFrom,
-} from '@paygate/protocol';
+import { ACCESS_KEY, type BodyPublicKey, boxPublicKeyFrom, type SigningKey, signingKeyFrom } from '@paygate/protocol';
 import { z } from 'zod';
 import { PaygateConfigError } from './errors.js';
 
-/** A platform webhook public key as onboarding prints it (`webhookKeys`). */
-export interface WebhookKey {
-  /** The key id carried in each webhook's Signature-Input. */
-  readonly keyid: string;
-  /** Base64 of the raw 32-byte Ed25519 public key, a PEM SubjectPublicKeyInfo, or the bytes. */
-  readonly publicKey: string | Uint8Array;
-}
+export { loadWebhookKeys, type WebhookKey } from './webhook-keys.js';
 
 /** The platform body key as onboarding prints it (`bodyKey`): what POST bodies are sealed to. */
 export interface BodyKeyConfig {
@@ -56,24 +43,6 @@ export function checkAccessKey(accessKey: string): string {
     throw new PaygateConfigError('accessKey: expected ak_test_… (sandbox) or ak_live_… (production)');
   }
   return accessKey;
-}
-
-/** Loads the platform webhook keys into a map by keyid; refuses duplicates and bad keys. */
-export function loadWebhookKeys(keys: readonly WebhookKey[]): ReadonlyMap<string, Uint8Array> {
-  if (!Array.isArray(keys) || keys.length === 0) {
-    throw new PaygateConfigError('webhookKeys: at least one {keyid, publicKey} from onboarding is required');
-  }
-  const map = new Map<string, Uint8Array>();
-  for (const [i, key] of keys.entries()) {
-    if (typeof key?.keyid !== 'string' || key.keyid === '') {
-      throw new PaygateConfigError(`webhookKeys[${i}].keyid: a non-empty key id is required`);
-    }
-    if (map.has(key.keyid)) throw new PaygateConfigError(`webhookKeys[${i}]: keyid ${key.keyid} is listed twice`);
-    const publicKey = publicKeyFrom(key.publicKey);
-    if (!publicKey.ok) throw new PaygateConfigError(`webhookKeys[${i}].publicKey: ${publicKey.error.reason}`);
-    map.set(key.keyid, publicKey.value);
-  }
-  return map;
 }
 
 /** What onboarding prints (`paygate merchant create --json`, or the portal): everything but your private key. */

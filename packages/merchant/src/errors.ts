@@ -1,4 +1,4 @@
-import type { WebhookCheck } from '@paygate/protocol';
+import type { WebhookCheck } from '@paygate/protocol/web';
 import type { ApiErrorCode, FieldError } from './types.js';
 
 /** Base class of every error the SDK throws; `instanceof PaygateError` catches them all. */

@@ -71,6 +71,9 @@ export type PayoutEvent = PayoutResultEvent | PayoutRefundedEvent;
  */
 export type WebhookEvent = WebhookBody;
 
+// Like Buffer's toString: a byte order mark stays in the text, where JSON.parse refuses it.
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
 /**
  * Parses verified webhook body bytes into a typed event. Call it only on bytes that
  * {@link WebhookVerifier.verifyBytes} returned: parsing is the step after verification.
@@ -81,7 +84,7 @@ export type WebhookEvent = WebhookBody;
 export function parseWebhookEvent(body: Uint8Array): WebhookEvent {
   let json: unknown;
   try {
-    json = JSON.parse(Buffer.from(body).toString('utf8'));
+    json = JSON.parse(utf8.decode(body));
   } catch {
     throw payloadError('the body is not JSON');
   }

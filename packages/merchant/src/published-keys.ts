@@ -1,4 +1,4 @@
-import { publicKeyFrom } from '@paygate/protocol';
+import { publicKeyFrom } from '@paygate/protocol/web';
 import { z } from 'zod';
 import { PaygateConfigError } from './errors.js';
 

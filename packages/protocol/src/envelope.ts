@@ -2,6 +2,7 @@ import { decodeCanonicalBase64, encodeBase64 } from './base64.js';
 import { ENVELOPE_ALG, ENVELOPE_VERSION, MAX_PLAINTEXT_BYTES, MAX_WIRE_BODY_BYTES } from './constants.js';
 import type { BoxKeyPair } from './keys.js';
 import { asBuffer } from './keys.js';
+import { type BodyPublicKey, type EnvelopeError, envelopeText } from './request-parts.js';
 import { err, ok, type Result } from './result.js';
 import { BOX_PUBLIC_KEY_BYTES, SEAL_BYTES, sodium } from './sodium.js';
 
@@ -15,17 +16,7 @@ export interface Envelope {
   readonly ciphertext: Buffer;
 }
 
-/** The platform body public key a merchant seals to. */
-export interface BodyPublicKey {
-  readonly keyId: string;
-  readonly publicKey: Uint8Array;
-}
-
-/** Why an envelope was refused. */
-export interface EnvelopeError {
-  readonly kind: 'invalid-envelope';
-  readonly reason: string;
-}
+export type { BodyPublicKey, EnvelopeError } from './request-parts.js';
 
 const invalid = (reason: string) => err<EnvelopeError>({ kind: 'invalid-envelope', reason });
 
@@ -39,13 +30,7 @@ export function sealEnvelope(plaintext: Uint8Array, key: BodyPublicKey): Result<
   const ciphertext = sodium.boxSeal(asBuffer(plaintext), asBuffer(key.publicKey));
   // libsodium refuses a small-order public key.
   if (!ciphertext) return invalid('the body public key is a small-order point');
-  const body = JSON.stringify({
-    version: ENVELOPE_VERSION,
-    alg: ENVELOPE_ALG,
-    keyId: key.keyId,
-    ciphertext: encodeBase64(ciphertext),
-  });
-  return ok(Buffer.from(body, 'utf8'));
+  return ok(Buffer.from(envelopeText(key.keyId, encodeBase64(ciphertext)), 'utf8'));
 }
 
 // --- strict parsing -------------------------------------------------------------------------

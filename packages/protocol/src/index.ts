@@ -15,5 +15,6 @@ export * from './request.js';
 export * from './result.js';
 export * from './signature-base.js';
 export * from './signature-input.js';
+export * from './signature.js';
 export * from './webhook.js';
 export { cryptoImplementation } from './sodium.js';

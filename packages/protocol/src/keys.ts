@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { decodeCanonicalBase64 } from './base64.js';
+import type { KeyError } from './request-parts.js';
 import { err, ok, type Result } from './result.js';
 import {
   BOX_PUBLIC_KEY_BYTES,
@@ -23,11 +24,7 @@ export interface BoxKeyPair {
   readonly publicKey: Buffer;
 }
 
-/** Why a key could not be loaded. */
-export interface KeyError {
-  readonly kind: 'invalid-key';
-  readonly reason: string;
-}
+export type { KeyError } from './request-parts.js';
 
 const invalid = (reason: string) => err<KeyError>({ kind: 'invalid-key', reason });
 

@@ -3,7 +3,6 @@ import {
   JSON_CONTENT_TYPE,
   MAX_CLOCK_SKEW_SECONDS,
   MAX_PLAINTEXT_BYTES,
-  MAX_SIGNATURE_LIFETIME_SECONDS,
   MAX_WIRE_BODY_BYTES,
   READ_COMPONENTS,
   REQUEST_LABEL,
@@ -14,9 +13,11 @@ import { contentDigest, verifyContentDigest } from './digest.js';
 import { type BodyPublicKey, openEnvelope, parseEnvelope, sealEnvelope } from './envelope.js';
 import { collectHeaders, type RawHeaders, singleValued } from './headers.js';
 import { type BoxKeyPair, type SigningKey, verify } from './keys.js';
+import { readRequestParts, requestSignatureParams, writeRequestParts } from './request-parts.js';
 import { err, ok, type Result } from './result.js';
-import { buildSignatureBase, signMessage } from './signature-base.js';
-import { parseSignature, readSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
+import { buildSignatureBase } from './signature-base.js';
+import { parseSignature, signMessage } from './signature.js';
+import { readSignatureInput, type SignatureParams, type SignatureProfile } from './signature-input.js';
 
 /** Signature-Input profile of merchant requests: label `merchant`, the write or read list, no keyid, any signer's form. */
 export const REQUEST_PROFILE: SignatureProfile = {
@@ -62,15 +63,7 @@ function signParts(
   components: readonly string[],
   signer: RequestSigner,
 ): SignedRequest {
-  const lifetime = Math.min(signer.lifetime ?? MAX_SIGNATURE_LIFETIME_SECONDS, MAX_SIGNATURE_LIFETIME_SECONDS);
-  const params: SignatureParams = {
-    label: REQUEST_LABEL,
-    components,
-    created: signer.created,
-    expires: signer.created + lifetime,
-    nonce: signer.nonce,
-  };
-  const signed = signMessage(parts, params, signer.key);
+  const signed = signMessage(parts, requestSignatureParams(components, signer), signer.key);
   return { headers: { ...parts.headers, ...signed.headers }, signatureBase: signed.signatureBase };
 }
 
@@ -82,11 +75,7 @@ export function signReadRequest(
   target: { path: string; query?: string | undefined },
   signer: RequestSigner,
 ): SignedRequest {
-  return signParts(
-    { method: 'GET', path: target.path, query: target.query, headers: { 'merchant-access-key': signer.accessKey } },
-    READ_COMPONENTS,
-    signer,
-  );
+  return signParts(readRequestParts(target, signer.accessKey), READ_COMPONENTS, signer);
 }
 
 /**
@@ -99,22 +88,13 @@ export function signWriteRequest(
 ): SignedWriteRequest {
   const sealed = sealEnvelope(request.plaintext, request.bodyKey);
   if (!sealed.ok) throw new Error(`cannot seal: ${sealed.error.reason}`);
-  const signed = signParts(
-    {
-      method: 'POST',
-      path: request.path,
-      headers: {
-        'content-type': JSON_CONTENT_TYPE,
-        'content-encryption': ENVELOPE_ALG,
-        'content-digest': contentDigest(sealed.value),
-        'idempotency-key': request.idempotencyKey,
-        'merchant-access-key': signer.accessKey,
-      },
-    },
-    WRITE_COMPONENTS,
-    signer,
-  );
-  return { ...signed, body: sealed.value };
+  const parts = writeRequestParts({
+    path: request.path,
+    contentDigest: contentDigest(sealed.value),
+    idempotencyKey: request.idempotencyKey,
+    accessKey: signer.accessKey,
+  });
+  return { ...signParts(parts, WRITE_COMPONENTS, signer), body: sealed.value };
 }
 
 // ---------------------------------------------------------------------------------------------

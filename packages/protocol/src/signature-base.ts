@@ -1,11 +1,5 @@
-import { type SigningKey, sign } from './keys.js';
 import { err, ok, type Result } from './result.js';
-import {
-  type SignatureParams,
-  serializeSignature,
-  serializeSignatureInput,
-  serializeSignatureParams,
-} from './signature-input.js';
+import { type SignatureParams, serializeSignatureInput, serializeSignatureParams } from './signature-input.js';
 
 /** The parts of an HTTP message that components are derived from, exactly as sent. */
 export interface MessageParts {
@@ -64,24 +58,17 @@ export function buildSignatureBase(
 }
 
 /**
- * Signs a message: its signature base, and the Signature-Input and Signature headers to send with
- * it. The parameters are serialized once, the base's `@signature-params` line and the
- * Signature-Input member being the same text. Throws when a covered component is missing (a
- * signer's own fault, never the peer's).
+ * What a signer signs and sends, before the signature itself: the signature base, and the
+ * Signature-Input header. The parameters are serialized once, the base's `@signature-params`
+ * line and the Signature-Input member being the same text. Throws when a covered component is
+ * missing (a signer's own fault, never the peer's).
  */
-export function signMessage(
+export function prepareSignature(
   parts: MessageParts,
   params: SignatureParams,
-  key: SigningKey,
-): { headers: { 'signature-input': string; signature: string }; signatureBase: string } {
+): { signatureBase: string; signatureInput: string } {
   const signatureParams = serializeSignatureParams(params);
   const base = buildSignatureBase(parts, params, signatureParams);
   if (!base.ok) throw new Error(`cannot sign: missing ${base.error.component}`);
-  return {
-    headers: {
-      'signature-input': serializeSignatureInput(params, signatureParams),
-      signature: serializeSignature(params.label, sign(base.value, key)),
-    },
-    signatureBase: base.value,
-  };
+  return { signatureBase: base.value, signatureInput: serializeSignatureInput(params, signatureParams) };
 }

@@ -286,8 +286,11 @@ export function readSignatureInput(
   return ok({ params, signatureParams: canonical.slice(serializeKey(profile.label).length + 1) });
 }
 
-/** Parses a Signature header: exactly one member, with the expected label, holding a 64-byte sequence. */
-export function parseSignature(header: string, label: string): Result<Buffer, SignatureHeaderError> {
+/**
+ * Parses a Signature header: exactly one member, with the expected label, holding a 64-byte
+ * sequence, returned as a `Uint8Array` (the Node entry's `parseSignature` returns a Buffer).
+ */
+export function parseSignatureBytes(header: string, label: string): Result<Uint8Array, SignatureHeaderError> {
   const parsed = parseCanonical(header);
   if (!parsed.ok) return parsed;
   const { dictionary } = parsed.value;
@@ -297,5 +300,5 @@ export function parseSignature(header: string, label: string): Result<Buffer, Si
   const [value, parameters] = member;
   if (!(value instanceof ArrayBuffer) || parameters.size !== 0) return invalid('the signature is not a byte sequence');
   if (value.byteLength !== 64) return invalid('an Ed25519 signature is 64 bytes');
-  return ok(Buffer.from(value));
+  return ok(new Uint8Array(value));
 }

@@ -1,8 +1,6 @@
 import { createRequire } from 'node:module';
-import { xsalsa20poly1305, hsalsa } from '@noble/ciphers/salsa.js';
-import { ed25519, x25519 } from '@noble/curves/ed25519.js';
-import { blake2b } from '@noble/hashes/blake2.js';
 import type SodiumNative from 'sodium-native';
+import * as noble from './noble.js';
 
 /**
  * The few libsodium operations the protocol needs, from one of two implementations with the same
@@ -33,14 +31,25 @@ export interface SodiumBackend {
   memzero(buffer: Buffer): void;
 }
 
-export const SIGN_SEED_BYTES = 32;
-export const SIGN_SECRET_KEY_BYTES = 64;
-export const SIGN_PUBLIC_KEY_BYTES = 32;
-export const SIGN_BYTES = 64;
-export const BOX_PUBLIC_KEY_BYTES = 32;
-export const BOX_SECRET_KEY_BYTES = 32;
-/** The ephemeral public key and the Poly1305 tag a sealed box adds to its plaintext. */
-export const SEAL_BYTES = 48;
+import {
+  BOX_PUBLIC_KEY_BYTES,
+  BOX_SECRET_KEY_BYTES,
+  SEAL_BYTES,
+  SIGN_BYTES,
+  SIGN_PUBLIC_KEY_BYTES,
+  SIGN_SECRET_KEY_BYTES,
+  SIGN_SEED_BYTES,
+} from './noble.js';
+
+export {
+  BOX_PUBLIC_KEY_BYTES,
+  BOX_SECRET_KEY_BYTES,
+  SEAL_BYTES,
+  SIGN_BYTES,
+  SIGN_PUBLIC_KEY_BYTES,
+  SIGN_SECRET_KEY_BYTES,
+  SIGN_SEED_BYTES,
+};
 
 function nativeBackend(sodium: typeof SodiumNative): SodiumBackend {
   const SMALL_ORDER_PROBE = Buffer.alloc(32, 1);
@@ -100,111 +109,30 @@ function nativeBackend(sodium: typeof SodiumNative): SodiumBackend {
 
 // --- pure JavaScript --------------------------------------------------------------------------
 
-const Point = ed25519.Point;
-
-function strictPoint(bytes: Uint8Array): InstanceType<typeof Point> | undefined {
-  try {
-    return Point.fromBytes(bytes, false);
-  } catch {
-    return undefined;
-  }
-}
-
-/** "expand 32-byte k", the Salsa20 constant, as little-endian words. */
-const SIGMA = new Uint32Array([0x61707865, 0x3320646e, 0x79622d32, 0x6b206574]);
-
-function words(bytes: Uint8Array): Uint32Array {
-  const out = new Uint32Array(bytes.length / 4);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let i = 0; i < out.length; i++) out[i] = view.getUint32(i * 4, true);
-  return out;
-}
-
-function bytesOf(input: Uint32Array): Uint8Array {
-  const out = new Uint8Array(input.length * 4);
-  const view = new DataView(out.buffer);
-  input.forEach((word, i) => view.setUint32(i * 4, word, true));
-  return out;
-}
-
-/** `crypto_box_beforenm`: HSalsa20 of the X25519 shared secret with a zero nonce. */
-function boxKey(secretKey: Uint8Array, publicKey: Uint8Array): Uint8Array | undefined {
-  let shared: Uint8Array;
-  try {
-    shared = x25519.getSharedSecret(secretKey, publicKey);
-  } catch {
-    return undefined;
-  }
-  if (shared.every((byte) => byte === 0)) return undefined;
-  const key = new Uint32Array(8);
-  hsalsa(SIGMA, words(shared), new Uint32Array(4), key);
-  shared.fill(0);
-  return bytesOf(key);
-}
-
-/** The sealed box's nonce: BLAKE2b-192 of the ephemeral public key ‖ the recipient's public key. */
-function sealNonce(ephemeralPublicKey: Uint8Array, publicKey: Uint8Array): Uint8Array {
-  return blake2b(Buffer.concat([ephemeralPublicKey, publicKey]), { dkLen: 24 });
-}
-
-function randomBytes(length: number): Buffer {
-  const bytes = Buffer.alloc(length);
-  globalThis.crypto.getRandomValues(bytes);
-  return bytes;
-}
+/** A Buffer view of noble's bytes, without copying. */
+const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 const nobleBackend: SodiumBackend = {
   name: 'noble',
   signSeedKeyPair(seed) {
-    const publicKey = Buffer.from(ed25519.getPublicKey(seed));
+    const publicKey = asBuffer(noble.ed25519PublicKey(seed));
     return { publicKey, secretKey: Buffer.concat([Buffer.from(seed), publicKey]) };
   },
-  signDetached: (message, secretKey) => Buffer.from(ed25519.sign(message, secretKey.subarray(0, SIGN_SEED_BYTES))),
-  verifyDetached(signature, message, publicKey) {
-    if (signature.length !== SIGN_BYTES || !nobleBackend.isValidEd25519Point(publicKey)) return false;
-    // With A in the main subgroup, an R in it too makes noble's cofactored equation the same as
-    // libsodium's cofactorless one; libsodium also refuses an R of small order.
-    const r = strictPoint(signature.subarray(0, 32));
-    if (!r || r.isSmallOrder() || !r.isTorsionFree()) return false;
-    try {
-      return ed25519.verify(signature, message, publicKey, { zip215: false });
-    } catch {
-      return false;
-    }
-  },
-  isValidEd25519Point(publicKey) {
-    if (publicKey.length !== SIGN_PUBLIC_KEY_BYTES) return false;
-    const point = strictPoint(publicKey);
-    return point !== undefined && !point.isSmallOrder() && point.isTorsionFree();
-  },
-  isSmallOrderX25519: (publicKey) => boxKey(new Uint8Array(32).fill(1), publicKey) === undefined,
-  x25519Base: (secretKey) => Buffer.from(x25519.getPublicKey(secretKey)),
+  signDetached: (message, secretKey) =>
+    asBuffer(noble.signWithSeed(message, secretKey.subarray(0, noble.SIGN_SEED_BYTES))),
+  verifyDetached: noble.verifyDetached,
+  isValidEd25519Point: noble.isValidEd25519Point,
+  isSmallOrderX25519: noble.isSmallOrderX25519,
+  x25519Base: (secretKey) => asBuffer(noble.x25519Base(secretKey)),
   boxSeal(plaintext, publicKey) {
-    const ephemeralSecret = randomBytes(BOX_SECRET_KEY_BYTES);
-    const ephemeralPublic = x25519.getPublicKey(ephemeralSecret);
-    const key = boxKey(ephemeralSecret, publicKey);
-    ephemeralSecret.fill(0);
-    if (!key) return undefined;
-    const sealed = xsalsa20poly1305(key, sealNonce(ephemeralPublic, publicKey)).encrypt(plaintext);
-    key.fill(0);
-    return Buffer.concat([ephemeralPublic, sealed]);
+    const sealed = noble.boxSeal(plaintext, publicKey);
+    return sealed && asBuffer(sealed);
   },
   boxSealOpen(ciphertext, publicKey, secretKey) {
-    if (ciphertext.length < SEAL_BYTES) return undefined;
-    const ephemeralPublic = ciphertext.subarray(0, BOX_PUBLIC_KEY_BYTES);
-    const key = boxKey(secretKey, ephemeralPublic);
-    if (!key) return undefined;
-    try {
-      return Buffer.from(
-        xsalsa20poly1305(key, sealNonce(ephemeralPublic, publicKey)).decrypt(ciphertext.subarray(BOX_PUBLIC_KEY_BYTES)),
-      );
-    } catch {
-      return undefined;
-    } finally {
-      key.fill(0);
-    }
+    const opened = noble.boxSealOpen(ciphertext, publicKey, secretKey);
+    return opened && asBuffer(opened);
   },
-  randomBytes,
+  randomBytes: (length) => asBuffer(noble.randomBytes(length)),
   secretBuffer: (length) => Buffer.alloc(length),
   memzero: (buffer) => void buffer.fill(0),
 };
