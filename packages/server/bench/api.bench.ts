@@ -29,6 +29,11 @@ import {
 const CREATES = Number(process.env.BENCH_CREATES ?? 4_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 6_000);
 const ROUNDS = 3;
+/** BENCH_API_ROWS=mix,merchantOrderNo: only the rows whose names contain one of these (default: every row). */
+const ROWS = (process.env.BENCH_API_ROWS ?? '')
+  .split(',')
+  .map((row) => row.trim())
+  .filter(Boolean);
 /** Orders the reads go through in turn: requests in flight together read different rows. */
 const ORDERS = 64;
 
@@ -197,7 +202,9 @@ async function benchmark(database: BenchDatabase): Promise<void> {
     const real: Charged = { server: platform.child.pid as number, ...(backends ? { database: backends.pids } : {}) };
     const ceil: Charged = { server: ceiling.child.pid as number };
     try {
-      const all = scenarios(signer, merchant.accessKey, orders);
+      const all = scenarios(signer, merchant.accessKey, orders).filter(
+        (scenario) => ROWS.length === 0 || ROWS.some((row) => scenario.name.includes(row)),
+      );
       // Both servers warmed up on every path: a cold first round made that round's ratio read high.
       for (const scenario of all) {
         await fire(ceiling.url, scenario.requests(ceiling.bodyKey).slice(0, 500));
