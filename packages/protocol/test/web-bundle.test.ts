@@ -30,7 +30,7 @@ import {
 const ENTRY = new URL('../src/web/index.ts', import.meta.url).pathname;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SKIP_BROWSER =
-  process.env.PAYGATE_SKIP_BROWSER === '1' ? 'PAYGATE_SKIP_BROWSER=1: the browser (Chromium) test is skipped' : false;
+  process.env.PAYGATE_SKIP_BROWSER === '1' ? 'PAYGATE_SKIP_BROWSER=1: the browser (Chromium) tests are skipped' : false;
 
 async function bundle(format: 'esm' | 'iife') {
   return build({
