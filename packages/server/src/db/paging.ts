@@ -210,7 +210,9 @@ export async function orderPages<R extends { created_at: Date; id: bigint }>(
   const byShape = new Map<number, number[]>();
   requests.forEach((request, index) => {
     const shape = shapeOf(request);
-    byShape.set(shape, [...(byShape.get(shape) ?? []), index]);
+    const indexes = byShape.get(shape);
+    if (indexes) indexes.push(index);
+    else byShape.set(shape, [index]);
   });
   await Promise.all(
     [...byShape].map(async ([shape, indexes]) => {
