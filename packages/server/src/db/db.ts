@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
 import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
+import { NeverRan, PipelinedConnection } from './pipeline.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -12,7 +13,9 @@ export interface QueryResult<T> {
 /**
  * A statement of a hot path that PostgreSQL parses and plans once per connection instead of on
  * every call. Name it uniquely and list its result columns (no `SELECT *`): a prepared plan must
- * keep its result shape across migrations.
+ * keep its result shape across migrations. Outside a transaction it runs on a pipelined
+ * connection (see PipelinedConnection), behind the other hot paths' statements: it must be short,
+ * an index probe or an insert of a batch, never a scan or a wait for a lock held across requests.
  */
 export interface PreparedStatement {
   readonly name: string;
@@ -245,6 +248,12 @@ class PostgresDb implements Db {
     private readonly pool: pg.Pool,
     private readonly maxConnections: number,
     private readonly retry: RetryPolicy,
+    /**
+     * Where prepared statements outside a transaction go instead of the pool (see
+     * PipelinedConnection): reads on one connection, writes on another, so that no read waits
+     * behind a write's commit (a flush to disk, or to the synchronous standby).
+     */
+    private readonly pipelines: { readonly reads: PipelinedConnection; readonly writes: PipelinedConnection },
   ) {}
 
   query<T>(sql: Sql, params: readonly unknown[] = []): Promise<QueryResult<T>> {
@@ -278,6 +287,7 @@ class PostgresDb implements Db {
   }
 
   private async attemptQuery<T>(sql: Sql, params: readonly unknown[]): Promise<QueryResult<T>> {
+    if (typeof sql !== 'string') return this.attemptPipelined<T>(sql, params);
     const client = await this.pool.connect().catch((error: unknown) => {
       throw isUnavailable(error) ? new RetryableFailure(error) : error;
     });
@@ -300,6 +310,27 @@ class PostgresDb implements Db {
     } finally {
       commit.stop();
       releaseClient(client, onError, broken);
+    }
+  }
+
+  /**
+   * A prepared statement on its pipelined connection. A failure is judged as on a pool connection
+   * (see {@link safeToRetry}): a read runs again, a write only when it certainly did not commit;
+   * one whose commit the connection did not live to confirm is answered unavailable (503), and the
+   * client's retry meets the business key.
+   */
+  private async attemptPipelined<T>(sql: PreparedStatement, params: readonly unknown[]): Promise<QueryResult<T>> {
+    const pipeline = onlyReads(sql) ? this.pipelines.reads : this.pipelines.writes;
+    const client = await pipeline.connection().catch((error: unknown) => {
+      throw isUnavailable(error) ? new RetryableFailure(error) : error;
+    });
+    try {
+      const result = await pipeline.query<T & pg.QueryResultRow>(client, pgQuery(sql, params));
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    } catch (error) {
+      if (error instanceof NeverRan) throw new RetryableFailure(error.cause);
+      if (safeToRetry(error, true, onlyReads(sql))) throw new RetryableFailure(error);
+      return classify(error);
     }
   }
 
@@ -364,6 +395,7 @@ class PostgresDb implements Db {
   }
 
   async close(): Promise<void> {
+    await Promise.all([this.pipelines.reads.close(), this.pipelines.writes.close()]);
     // pool.end() resolves before its connections have closed; wait for every one of them, so
     // that whoever drops the database next does not kill a connection still closing.
     const open = this.pool.totalCount;
@@ -552,9 +584,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   if (options.databaseUrl) {
     const max = options.poolSize ?? 20;
     const statementTimeout = options.statementTimeoutMs ?? 30_000;
-    const pool = new pg.Pool({
+    const settings = {
       connectionString: options.databaseUrl,
-      max,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
       // The server cancels a statement running too long; the client gives up a little later on a
       // server that stopped answering altogether (a half-open socket after a network failure).
@@ -564,7 +595,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
         getTypeParser: ((oid: number, format?: string) =>
           oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
       },
-    });
+    };
+    const pool = new pg.Pool({ ...settings, max });
     // An idle connection that breaks (terminated backend, failover, a pooler's idle timeout)
     // makes the pool emit 'error'; the pool has already dropped it and opens a new one on demand.
     pool.on('error', (error) => options.onConnectionError?.(error));
@@ -572,7 +604,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     // client in a moment no one else listens (between the pool's hands and a caller's), and an
     // 'error' event nobody listens to ends the process. A query on it still fails and is handled.
     pool.on('connect', (client) => client.on('error', () => {}));
-    const db = new PostgresDb(pool, max, { windowMs: options.retryWindowMs ?? 15_000, onRetry: options.onRetry });
+    // A connection to a standby (a demoted primary) or one the server ended is replaced: the next
+    // one goes to the new primary.
+    const pipeline = () =>
+      new PipelinedConnection(
+        () => new pg.Client({ ...settings, pipeline: true }),
+        (error) => sqlState(error) === READ_ONLY_TRANSACTION || severityOf(error) === 'FATAL',
+      );
+    const db = new PostgresDb(
+      pool,
+      max,
+      { windowMs: options.retryWindowMs ?? 15_000, onRetry: options.onRetry },
+      { reads: pipeline(), writes: pipeline() },
+    );
     try {
       await pool.query('SELECT 1').catch(classify);
     } catch (error) {
