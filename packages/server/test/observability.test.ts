@@ -215,6 +215,12 @@ for (const database of databases()) {
       assert.ok((sample(text, 'paygate_auth_nonces') ?? -1) >= 2, 'the nonce store size is read at scrape');
       assert.notEqual(sample(text, 'paygate_db_pool_max_connections'), undefined);
       if (database === 'postgres') assert.ok((sample(text, 'paygate_db_pool_max_connections') ?? 0) > 0);
+      if (database === 'postgres') {
+        for (const connection of ['reads', 'writes']) {
+          const inFlight = sample(text, 'paygate_db_pipelined_statements', { connection });
+          assert.ok(inFlight !== undefined && inFlight >= 0, `pipelined statements (${connection}): ${inFlight}`);
+        }
+      }
       assert.match(text, /# TYPE paygate_channel_calls_total counter/);
       // Names that existed before keep working.
       assert.match(text, /# TYPE paygate_webhook_deliveries_total counter/);

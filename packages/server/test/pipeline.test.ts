@@ -93,7 +93,10 @@ describe(
       const started = Date.now();
       await pidOf(db);
       const waited = Date.now() - started;
+      // The metric paygate_db_pipelined_statements reads these.
+      assert.deepEqual(db.poolStats()?.pipelined, { reads: 0, writes: 1 });
       await slow;
+      assert.deepEqual(db.poolStats()?.pipelined, { reads: 0, writes: 0 });
       assert.ok(waited < 900, `the read waited ${waited} ms behind the write`);
     });
 

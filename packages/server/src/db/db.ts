@@ -66,6 +66,8 @@ export interface PoolStats {
   readonly waiting: number;
   /** The most connections the pool opens. */
   readonly max: number;
+  /** Statements sent and not yet answered on each pipelined connection (see PipelinedConnection). */
+  readonly pipelined: { readonly reads: number; readonly writes: number };
 }
 
 export interface Db extends Queryable {
@@ -387,6 +389,10 @@ class PostgresDb implements Db {
       idle: this.pool.idleCount,
       waiting: this.pool.waitingCount,
       max: this.maxConnections,
+      pipelined: {
+        reads: this.pipelines.reads.statementsInFlight,
+        writes: this.pipelines.writes.statementsInFlight,
+      },
     };
   }
 

@@ -36,6 +36,7 @@ export class PipelinedConnection {
   /** The socket corked in this pass of the event loop, if any. */
   private corked: Writable | undefined;
   private closed = false;
+  private inFlight = 0;
   /** Connections the server ended with a FATAL error: their statements still queued never ran. */
   private readonly endedByServer = new WeakSet<pg.Client>();
 
@@ -55,9 +56,15 @@ export class PipelinedConnection {
     return this.current.ready;
   }
 
+  /** Statements sent and not yet answered (a metric: a backlog here is latency). */
+  get statementsInFlight(): number {
+    return this.inFlight;
+  }
+
   /** Sends one statement on `client` (from `connection`) and waits for its answer. */
   async query<T extends pg.QueryResultRow>(client: pg.Client, config: pg.QueryConfig): Promise<pg.QueryResult<T>> {
     this.cork(client);
+    this.inFlight += 1;
     try {
       return await client.query<T>(config);
     } catch (error) {
@@ -66,6 +73,8 @@ export class PipelinedConnection {
       if (!(error instanceof pg.DatabaseError) || this.mustReconnect(error)) this.drop(client);
       if (!(error instanceof pg.DatabaseError) && this.endedByServer.has(client)) throw new NeverRan(error);
       throw error;
+    } finally {
+      this.inFlight -= 1;
     }
   }
 

@@ -114,6 +114,18 @@ export class Metrics {
       gauge('paygate_db_pool_idle_connections', 'Database connections open and idle', (s) => s.idle);
       gauge('paygate_db_pool_waiting_clients', 'Callers waiting for a database connection', (s) => s.waiting);
       gauge('paygate_db_pool_max_connections', 'The most database connections the pool opens', (s) => s.max);
+      new Gauge({
+        name: 'paygate_db_pipelined_statements',
+        help: 'Statements sent and not yet answered on the pipelined database connection for reads or for writes',
+        labelNames: ['connection'] as const,
+        registers: [this.registry],
+        collect() {
+          const stats = pool();
+          if (!stats) return;
+          this.set({ connection: 'reads' }, stats.pipelined.reads);
+          this.set({ connection: 'writes' }, stats.pipelined.writes);
+        },
+      });
     }
     // Queue gauges are read from the database when scraped, so every instance reports the shared
     // queue. A database that does not answer leaves them at their last value and sets
