@@ -2,6 +2,18 @@ import type { Writable } from 'node:stream';
 import pg from 'pg';
 
 /**
+ * A statement that was behind the one the server ended the connection on with a FATAL error (a
+ * terminated backend, a shutdown): the server runs a pipeline's statements one at a time and had
+ * not started this one, so it certainly changed nothing and may run again.
+ */
+export class NeverRan extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`not run: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'NeverRan';
+  }
+}
+
+/**
  * One connection in PostgreSQL's pipeline mode for the hot paths' short statements (the prepared
  * statements outside transactions: the per-turn batches of nonces, creates and reads): each is
  * written as soon as it is asked for, without waiting for the ones before it to be answered, and
@@ -19,18 +31,6 @@ import pg from 'pg';
  * (their callers see the error and judge it as on any connection: db.ts retries what certainly
  * did not commit); the next statement opens a new one.
  */
-/**
- * A statement that was behind the one the server ended the connection on with a FATAL error (a
- * terminated backend, a shutdown): the server runs a pipeline's statements one at a time and had
- * not started this one, so it certainly changed nothing and may run again.
- */
-export class NeverRan extends Error {
-  constructor(override readonly cause: unknown) {
-    super(`not run: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'NeverRan';
-  }
-}
-
 export class PipelinedConnection {
   private current: { readonly client: pg.Client; readonly ready: Promise<pg.Client> } | undefined;
   /** The socket corked in this pass of the event loop, if any. */
