@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
 import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
-import { NeverRan, PipelinedConnection } from './pipeline.js';
+import { CommittedLocally, NeverRan, PipelinedConnection } from './pipeline.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -329,7 +329,11 @@ class PostgresDb implements Db {
     try {
       const result = await pipeline.query<T & pg.QueryResultRow>(client, pgQuery(sql, params));
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
-    } catch (error) {
+    } catch (failure) {
+      // Committed, and RETURNING sent every row it touched before the commit: that is the answer.
+      if (failure instanceof CommittedLocally && RETURNING.test(sql.text))
+        return { rows: failure.rows as T[], rowCount: failure.rows.length };
+      const error = failure instanceof CommittedLocally ? failure.cause : failure;
       if (error instanceof NeverRan) throw new RetryableFailure(error.cause);
       if (safeToRetry(error, true, onlyReads(sql))) throw new RetryableFailure(error);
       return classify(error);

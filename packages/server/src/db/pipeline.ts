@@ -31,6 +31,26 @@ export class NeverRan extends Error {
  * (their callers see the error and judge it as on any connection: db.ts retries what certainly
  * did not commit); the next statement opens a new one.
  */
+/**
+ * A write whose commit the server recorded although the connection ended before its answer: a
+ * shutdown (a switchover) cancelled its wait for the synchronous standby, and said so in a
+ * warning (see watchCommit in db.ts). `rows` holds what RETURNING sent before the commit.
+ */
+export class CommittedLocally extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly rows: readonly unknown[],
+  ) {
+    super(`committed locally: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'CommittedLocally';
+  }
+}
+
+/** A statement sent on a connection and not yet answered. */
+interface Sent {
+  committedLocally: boolean;
+}
+
 export class PipelinedConnection {
   private current: { readonly client: pg.Client; readonly ready: Promise<pg.Client> } | undefined;
   /** The socket corked in this pass of the event loop, if any. */
@@ -39,6 +59,8 @@ export class PipelinedConnection {
   private inFlight = 0;
   /** Connections the server ended with a FATAL error: their statements still queued never ran. */
   private readonly endedByServer = new WeakSet<pg.Client>();
+  /** What each connection was sent and has not answered, in the order the server runs it. */
+  private readonly sent = new WeakMap<pg.Client, Sent[]>();
 
   constructor(
     private readonly open: () => pg.Client,
@@ -65,16 +87,29 @@ export class PipelinedConnection {
   async query<T extends pg.QueryResultRow>(client: pg.Client, config: pg.QueryConfig): Promise<pg.QueryResult<T>> {
     this.cork(client);
     this.inFlight += 1;
+    const entry: Sent = { committedLocally: false };
+    const queue = this.sent.get(client) ?? [];
+    this.sent.set(client, queue);
+    queue.push(entry);
+    const rows: T[] = [];
     try {
-      return await client.query<T>(config);
+      return await new Promise<pg.QueryResult<T>>((resolve, reject) => {
+        // Rows collected as they arrive: a write whose commit the connection did not live to
+        // confirm still has them (see CommittedLocally).
+        const query = new pg.Query<T>(config, (error, result) => (error ? reject(error) : resolve(result)));
+        query.on('row', (row: T) => rows.push(row));
+        client.query(query);
+      });
     } catch (error) {
       // Anything but the server's answer means the connection failed (or a read timed out, after
       // which pg destroys the socket): the next statement needs a new one.
       if (!(error instanceof pg.DatabaseError) || this.mustReconnect(error)) this.drop(client);
+      if (entry.committedLocally) throw new CommittedLocally(error, rows);
       if (!(error instanceof pg.DatabaseError) && this.endedByServer.has(client)) throw new NeverRan(error);
       throw error;
     } finally {
       this.inFlight -= 1;
+      queue.splice(queue.indexOf(entry), 1);
     }
   }
 
@@ -107,6 +142,16 @@ export class PipelinedConnection {
     const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
     connection.on('errorMessage', (message: { severity?: string }) => {
       if (message.severity === 'FATAL' || message.severity === 'PANIC') this.endedByServer.add(client);
+    });
+    // A shutdown that cancels a commit's wait for the synchronous standby warns, then closes the
+    // connection without an answer: the statement running (the first unanswered) committed, and
+    // those behind it never ran.
+    client.on('notice', (notice: { code?: string; message?: string }) => {
+      if (notice.code !== '57P01' || !notice.message?.includes('canceling the wait for synchronous replication'))
+        return;
+      const running = this.sent.get(client)?.[0];
+      if (running) running.committedLocally = true;
+      this.endedByServer.add(client);
     });
     const ready = client.connect().then(
       () => client,
