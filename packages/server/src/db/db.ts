@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
 import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
-import { CommittedLocally, NeverRan, PipelinedConnection } from './pipeline.js';
+import { cancelledSyncWait, CommittedLocally, NeverRan, PipelinedConnection } from './pipeline.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -188,8 +188,7 @@ function watchCommit(client: pg.PoolClient): { readonly committedLocally: boolea
     stop: () => client.removeListener('notice', onNotice),
   };
   const onNotice = (notice: { code?: string; message?: string }) => {
-    if (notice.code === '57P01' && notice.message?.includes('canceling the wait for synchronous replication'))
-      watch.committedLocally = true;
+    if (cancelledSyncWait(notice)) watch.committedLocally = true;
   };
   client.on('notice', onNotice);
   return watch;
@@ -322,12 +321,13 @@ class PostgresDb implements Db {
    * client's retry meets the business key.
    */
   private async attemptPipelined<T>(sql: PreparedStatement, params: readonly unknown[]): Promise<QueryResult<T>> {
-    const pipeline = onlyReads(sql) ? this.pipelines.reads : this.pipelines.writes;
-    const client = await pipeline.connection().catch((error: unknown) => {
+    const reads = onlyReads(sql);
+    const pipeline = reads ? this.pipelines.reads : this.pipelines.writes;
+    const session = await pipeline.connection().catch((error: unknown) => {
       throw isUnavailable(error) ? new RetryableFailure(error) : error;
     });
     try {
-      const result = await pipeline.query<T & pg.QueryResultRow>(client, pgQuery(sql, params));
+      const result = await pipeline.query<T & pg.QueryResultRow>(session, pgQuery(sql, params));
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
     } catch (failure) {
       // Committed, and RETURNING sent every row it touched before the commit: that is the answer.
@@ -335,7 +335,7 @@ class PostgresDb implements Db {
         return { rows: failure.rows as T[], rowCount: failure.rows.length };
       const error = failure instanceof CommittedLocally ? failure.cause : failure;
       if (error instanceof NeverRan) throw new RetryableFailure(error.cause);
-      if (safeToRetry(error, true, onlyReads(sql))) throw new RetryableFailure(error);
+      if (safeToRetry(error, true, reads)) throw new RetryableFailure(error);
       return classify(error);
     }
   }

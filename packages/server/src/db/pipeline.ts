@@ -14,6 +14,44 @@ export class NeverRan extends Error {
 }
 
 /**
+ * A write whose commit the server recorded although the connection ended before its answer: a
+ * shutdown (a switchover) cancelled its wait for the synchronous standby, and said so in a
+ * warning (see watchCommit in db.ts). `rows` holds what RETURNING sent before the commit.
+ */
+export class CommittedLocally extends Error {
+  constructor(
+    override readonly cause: unknown,
+    readonly rows: readonly unknown[],
+  ) {
+    super(`committed locally: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'CommittedLocally';
+  }
+}
+
+/** A statement sent on a session and not yet answered. */
+interface Sent {
+  committedLocally: boolean;
+}
+
+/**
+ * Whether `notice` is the warning of a commit whose wait for the synchronous standby a shutdown
+ * cancelled ("The transaction has already committed locally"): the server then closes the
+ * connection without answering, yet the commit is recorded.
+ */
+export function cancelledSyncWait(notice: { code?: string; message?: string }): boolean {
+  return notice.code === '57P01' && notice.message?.includes('canceling the wait for synchronous replication') === true;
+}
+
+/** One opened connection and what is known of the statements sent on it. */
+export interface PipelineSession {
+  readonly client: pg.Client;
+  /** Sent and not yet answered, in the order the server runs them: the first is the one running. */
+  readonly sent: Sent[];
+  /** The server ended it (a FATAL, or a shutdown's warning): the statements still queued never ran. */
+  endedByServer: boolean;
+}
+
+/**
  * One connection in PostgreSQL's pipeline mode for the hot paths' short statements (the prepared
  * statements outside transactions: the per-turn batches of nonces, creates and reads): each is
  * written as soon as it is asked for, without waiting for the ones before it to be answered, and
@@ -31,36 +69,12 @@ export class NeverRan extends Error {
  * (their callers see the error and judge it as on any connection: db.ts retries what certainly
  * did not commit); the next statement opens a new one.
  */
-/**
- * A write whose commit the server recorded although the connection ended before its answer: a
- * shutdown (a switchover) cancelled its wait for the synchronous standby, and said so in a
- * warning (see watchCommit in db.ts). `rows` holds what RETURNING sent before the commit.
- */
-export class CommittedLocally extends Error {
-  constructor(
-    override readonly cause: unknown,
-    readonly rows: readonly unknown[],
-  ) {
-    super(`committed locally: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = 'CommittedLocally';
-  }
-}
-
-/** A statement sent on a connection and not yet answered. */
-interface Sent {
-  committedLocally: boolean;
-}
-
 export class PipelinedConnection {
-  private current: { readonly client: pg.Client; readonly ready: Promise<pg.Client> } | undefined;
+  private current: { readonly session: PipelineSession; readonly ready: Promise<PipelineSession> } | undefined;
   /** The socket corked in this pass of the event loop, if any. */
   private corked: Writable | undefined;
   private closed = false;
   private inFlight = 0;
-  /** Connections the server ended with a FATAL error: their statements still queued never ran. */
-  private readonly endedByServer = new WeakSet<pg.Client>();
-  /** What each connection was sent and has not answered, in the order the server runs it. */
-  private readonly sent = new WeakMap<pg.Client, Sent[]>();
 
   constructor(
     private readonly open: () => pg.Client,
@@ -69,10 +83,10 @@ export class PipelinedConnection {
   ) {}
 
   /**
-   * The connection, opened if there is none: a failure here sent nothing. Pass it to `query` in
-   * the same pass of the event loop.
+   * The session, opened if there is none: a failure here sent nothing. Pass it to `query` in the
+   * same pass of the event loop.
    */
-  connection(): Promise<pg.Client> {
+  connection(): Promise<PipelineSession> {
     if (this.closed) return Promise.reject(new Error('Cannot use a pool after calling end'));
     this.current ??= this.connect();
     return this.current.ready;
@@ -83,14 +97,15 @@ export class PipelinedConnection {
     return this.inFlight;
   }
 
-  /** Sends one statement on `client` (from `connection`) and waits for its answer. */
-  async query<T extends pg.QueryResultRow>(client: pg.Client, config: pg.QueryConfig): Promise<pg.QueryResult<T>> {
-    this.cork(client);
+  /** Sends one statement on `session` (from `connection`) and waits for its answer. */
+  async query<T extends pg.QueryResultRow>(
+    session: PipelineSession,
+    config: pg.QueryConfig,
+  ): Promise<pg.QueryResult<T>> {
+    this.cork(session.client);
     this.inFlight += 1;
     const entry: Sent = { committedLocally: false };
-    const queue = this.sent.get(client) ?? [];
-    this.sent.set(client, queue);
-    queue.push(entry);
+    session.sent.push(entry);
     const rows: T[] = [];
     try {
       return await new Promise<pg.QueryResult<T>>((resolve, reject) => {
@@ -98,24 +113,34 @@ export class PipelinedConnection {
         // confirm still has them (see CommittedLocally).
         const query = new pg.Query<T>(config, (error, result) => (error ? reject(error) : resolve(result)));
         query.on('row', (row: T) => rows.push(row));
-        client.query(query);
+        session.client.query(query);
       });
     } catch (error) {
-      // Anything but the server's answer means the connection failed (or a read timed out, after
-      // which pg destroys the socket): the next statement needs a new one.
-      if (!(error instanceof pg.DatabaseError) || this.mustReconnect(error)) this.drop(client);
-      if (entry.committedLocally) throw new CommittedLocally(error, rows);
-      if (!(error instanceof pg.DatabaseError) && this.endedByServer.has(client)) throw new NeverRan(error);
+      if (entry.committedLocally) {
+        this.drop(session.client);
+        throw new CommittedLocally(error, rows);
+      }
+      if (error instanceof pg.DatabaseError) {
+        // The server's FATAL reaches the statement running, before those behind it fail when the
+        // socket closes.
+        if (error.severity === 'FATAL' || error.severity === 'PANIC') session.endedByServer = true;
+        if (this.mustReconnect(error)) this.drop(session.client);
+      } else {
+        // Anything but the server's answer means the connection failed (or a read timed out,
+        // after which pg destroys the socket): the next statement needs a new one.
+        this.drop(session.client);
+        if (session.endedByServer) throw new NeverRan(error);
+      }
       throw error;
     } finally {
       this.inFlight -= 1;
-      queue.splice(queue.indexOf(entry), 1);
+      session.sent.splice(session.sent.indexOf(entry), 1);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    const client = this.current?.client;
+    const client = this.current?.session.client;
     this.current = undefined;
     await client?.end().catch(() => {});
   }
@@ -132,39 +157,32 @@ export class PipelinedConnection {
     });
   }
 
-  private connect(): { readonly client: pg.Client; readonly ready: Promise<pg.Client> } {
+  private connect(): { readonly session: PipelineSession; readonly ready: Promise<PipelineSession> } {
     const client = this.open();
+    const session: PipelineSession = { client, sent: [], endedByServer: false };
     // An error or end of the connection, in flight or idle, drops it; without a listener an
     // 'error' event would end the process.
     client.on('error', () => this.drop(client));
     client.on('end', () => this.drop(client));
-    // The FATAL reaches the statement running; those behind it fail after, when the socket closes.
-    const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
-    connection.on('errorMessage', (message: { severity?: string }) => {
-      if (message.severity === 'FATAL' || message.severity === 'PANIC') this.endedByServer.add(client);
-    });
-    // A shutdown that cancels a commit's wait for the synchronous standby warns, then closes the
-    // connection without an answer: the statement running (the first unanswered) committed, and
-    // those behind it never ran.
+    // The statement running committed although no answer will come; those behind it never ran.
     client.on('notice', (notice: { code?: string; message?: string }) => {
-      if (notice.code !== '57P01' || !notice.message?.includes('canceling the wait for synchronous replication'))
-        return;
-      const running = this.sent.get(client)?.[0];
+      if (!cancelledSyncWait(notice)) return;
+      const running = session.sent[0];
       if (running) running.committedLocally = true;
-      this.endedByServer.add(client);
+      session.endedByServer = true;
     });
     const ready = client.connect().then(
-      () => client,
+      () => session,
       (error: unknown) => {
         this.drop(client);
         throw error;
       },
     );
-    return { client, ready };
+    return { session, ready };
   }
 
   private drop(client: pg.Client): void {
-    if (this.current?.client === client) this.current = undefined;
+    if (this.current?.session.client === client) this.current = undefined;
     client.end().catch(() => {});
   }
 }
