@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Payment } from '@paygate/wire';
+import { prepared } from '../src/db/db.js';
 import { Balances } from '../src/modules/balances/service.js';
 import { Ledger } from '../src/modules/ledger/service.js';
 import { Payments } from '../src/modules/payments/service.js';
@@ -198,5 +199,58 @@ for (const database of databases()) {
       assert.deepEqual(result[2], [brl(result[0])]);
       assert.deepEqual(result[0], await counted.balances.list(aId));
     });
+
+    it(
+      'reads by either key, list pages, receipts and balances go to the reads connection, never behind a write',
+      { skip: database !== 'postgres' && 'PostgreSQL only: the embedded database has one session' },
+      async () => {
+        const db = platform.services.db;
+        await db.query('CREATE TABLE IF NOT EXISTS batched_reads_probe (id text PRIMARY KEY)');
+        // A write that holds the pipelined writes connection until it is let go: it waits for a
+        // lock this test holds in a transaction of its own.
+        let release: () => void = () => {};
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let locked: () => void = () => {};
+        const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+        // Let go in any case after a while: a read queued behind the write would otherwise wait
+        // for this test, and this test for it.
+        const letGo = setTimeout(() => release(), 3_000);
+        const holder = db.transaction(async (tx) => {
+          await tx.query('LOCK TABLE batched_reads_probe IN EXCLUSIVE MODE');
+          locked();
+          await held;
+        });
+        await lockTaken;
+        let writeDone = false;
+        const write = db
+          .query(
+            prepared(
+              'batched_reads_probe_insert',
+              'INSERT INTO batched_reads_probe (id) VALUES ($1) ON CONFLICT DO NOTHING RETURNING id',
+            ),
+            [`probe-${Date.now()}`],
+          )
+          .then(() => (writeDone = true));
+        try {
+          const [a1] = payments.get(a) as Payment[];
+          await Promise.all([
+            platform.services.payments.get(aId, { orderNo: (a1 as Payment).orderNo }),
+            platform.services.payments.get(aId, { merchantOrderNo: 'SHARED-1' }),
+            platform.services.payments.list(aId, { pageSize: 2 }),
+            platform.services.payouts.get(aId, { merchantOrderNo: 'OUT-1' }),
+            platform.services.payouts.receipt(aId, { orderNo: payoutNos[0] as string }),
+            platform.services.payouts.list(aId, { pageSize: 2 }),
+            platform.services.balances.list(aId),
+          ]);
+          assert.equal(writeDone, false, 'every read was answered while the write still waited');
+        } finally {
+          clearTimeout(letGo);
+          release();
+          await holder;
+          await write;
+        }
+        assert.equal(writeDone, true);
+      },
+    );
   });
 }

@@ -139,8 +139,13 @@ export const READ_ONLY_TRANSACTION = '25006';
 
 /** Statements that only read: run again after a lost connection, they change nothing. */
 const READS = /^\s*(SELECT|SHOW)\b/i;
+/** Whole words only: `updated_at` or `deleted_at` in a select list is no UPDATE or DELETE. */
 const WRITES_IN_A_READ =
-  /\b(INSERT|UPDATE|DELETE|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE|nextval|setval|pg_advisory)/i;
+  /\b(INSERT|UPDATE|DELETE|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE)\b|\b(nextval|setval|pg_advisory)/i;
+/**
+ * Whether `sql` only reads. Such a statement is run again after a lost connection, and outside a
+ * transaction it goes to the pipelined reads connection, never behind a commit.
+ */
 const onlyReads = (sql: Sql) => READS.test(textOf(sql)) && !WRITES_IN_A_READ.test(textOf(sql));
 
 /**
