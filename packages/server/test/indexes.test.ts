@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { pagesStatement } from '../src/db/paging.js';
 import { BALANCES } from '../src/modules/ledger/service.js';
 import { lookupStatement } from '../src/db/order-lookups.js';
+import { prepared } from '../src/db/db.js';
 import { createMerchant, databases, get, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 
 /**
@@ -170,8 +171,7 @@ describe(
     let platform: TestPlatform;
 
     before(async () => {
-      // One connection, so that the statements the reads prepared are this session's to inspect.
-      platform = await startTestPlatform({ database: 'postgres', config: { databasePoolSize: 1 } });
+      platform = await startTestPlatform({ database: 'postgres' });
     });
     after(() => platform.close());
 
@@ -194,11 +194,24 @@ describe(
           assert.equal(found.status, 200, `${path}?${query}`);
         }
       }
-      const cached = await platform.services.db.query<{ name: string; generic_plans: bigint }>(
-        `SELECT name, generic_plans FROM pg_prepared_statements
-          WHERE statement ~ '^\\s*SELECT' AND (statement LIKE '%= ANY(%' OR statement LIKE '%unnest(%') AND generic_plans > 0`,
+      // Asked as a prepared read, so that it runs on the session the batched reads ran on (the
+      // pipelined reads connection), where they are prepared once and planned on every call.
+      const cached = await platform.services.db.query<{ name: string; generic_plans: bigint; custom_plans: bigint }>(
+        prepared(
+          'indexes_test_array_lookups',
+          `SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
+            WHERE statement ~ '^\\s*SELECT' AND (statement LIKE '%= ANY(%' OR statement LIKE '%unnest(%')
+              AND name <> 'indexes_test_array_lookups' ORDER BY name`,
+        ),
       );
-      assert.deepEqual(cached.rows, []);
+      assert.deepEqual(
+        cached.rows.map((row) => row.name),
+        ['ledger_balances_many', 'payments_lookup_many', 'payments_pages_0', 'payouts_pages_1'],
+      );
+      for (const row of cached.rows) {
+        assert.equal(row.generic_plans, 0n, row.name);
+        assert.ok(row.custom_plans >= 12n, `${row.name}: ${row.custom_plans} custom plans`);
+      }
     });
   },
 );

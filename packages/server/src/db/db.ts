@@ -21,14 +21,21 @@ export interface PreparedStatement {
   readonly name: string;
   readonly text: string;
   /**
-   * Planned for its actual parameters every time. PostgreSQL then gets it as an unnamed statement:
-   * its generic plan of `= ANY($1)` or `unnest($1)` assumes ten keys, so one made while the table
-   * was small scans the table, and PostgreSQL keeps it until the table is next analyzed (never,
-   * with autovacuum off). The embedded database plans every prepared statement for its actual
-   * parameters (`plan_cache_mode = force_custom_plan`), so there it is still parsed only once.
+   * Planned for its actual parameters every time: a generic plan of `= ANY($1)` or `unnest($1)`
+   * assumes ten keys, so one made while the table was small scans the table, and PostgreSQL keeps
+   * it until the table is next analyzed (never, with autovacuum off). Where the session plans every
+   * statement so (PLAN_FOR_PARAMETERS: the embedded database, PostgreSQL's pipelined reads
+   * connection) it is still parsed only once; elsewhere (a transaction on the pool) it goes as an
+   * unnamed statement, parsed and planned on every call.
    */
   readonly customPlan?: boolean;
 }
+
+/**
+ * A session setting: every prepared statement is planned for its actual parameters, and still
+ * parsed only once (see {@link PreparedStatement.customPlan}).
+ */
+const PLAN_FOR_PARAMETERS = 'SET plan_cache_mode = force_custom_plan';
 
 /** Declares a prepared statement (see {@link PreparedStatement}). */
 export const prepared = (name: string, text: string, options: { customPlan?: boolean } = {}): PreparedStatement => ({
@@ -50,9 +57,13 @@ export interface Queryable {
 
 const textOf = (sql: Sql) => (typeof sql === 'string' ? sql : sql.text);
 
-/** pg's query config for `sql`: named (prepared once per connection) when it is a prepared statement. */
-function pgQuery(sql: Sql, params: readonly unknown[]): pg.QueryConfig {
-  return typeof sql === 'string' || sql.customPlan
+/**
+ * pg's query config for `sql`: named (parsed once per connection) when it is a prepared statement.
+ * A statement to be planned for its parameters goes unnamed, unless the connection plans every
+ * statement so (`customPlans`: the pipelined reads connection, see openDatabase).
+ */
+function pgQuery(sql: Sql, params: readonly unknown[], customPlans = false): pg.QueryConfig {
+  return typeof sql === 'string' || (sql.customPlan && !customPlans)
     ? { text: textOf(sql), values: params as unknown[] }
     : { name: sql.name, text: sql.text, values: params as unknown[] };
 }
@@ -332,7 +343,7 @@ class PostgresDb implements Db {
       throw isUnavailable(error) ? new RetryableFailure(error) : error;
     });
     try {
-      const result = await pipeline.query<T & pg.QueryResultRow>(session, pgQuery(sql, params));
+      const result = await pipeline.query<T & pg.QueryResultRow>(session, pgQuery(sql, params, reads));
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
     } catch (failure) {
       // Committed, and RETURNING sent every row it touched before the commit: that is the answer.
@@ -621,16 +632,19 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     pool.on('connect', (client) => client.on('error', () => {}));
     // A connection to a standby (a demoted primary) or one the server ended is replaced: the next
     // one goes to the new primary.
-    const pipeline = () =>
+    const pipeline = (sessionSettings: readonly string[] = []) =>
       new PipelinedConnection(
         () => new pg.Client({ ...settings, pipeline: true }),
         (error) => sqlState(error) === READ_ONLY_TRANSACTION || severityOf(error) === 'FATAL',
+        sessionSettings,
       );
     const db = new PostgresDb(
       pool,
       max,
       { windowMs: options.retryWindowMs ?? 15_000, onRetry: options.onRetry },
-      { reads: pipeline(), writes: pipeline() },
+      // The reads connection plans every statement for its parameters, as the embedded database
+      // does: the batched lookups are then parsed once per connection instead of on every call.
+      { reads: pipeline([PLAN_FOR_PARAMETERS]), writes: pipeline() },
     );
     try {
       await pool.query('SELECT 1').catch(classify);
@@ -654,7 +668,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     // generic plan chosen while a table was nearly empty (a scan of the merchant's orders instead
     // of the order-number index) would stay for good. Prepared statements keep saving the parse and
     // are planned for their actual parameters each time.
-    await pglite.exec('SET plan_cache_mode = force_custom_plan');
+    await pglite.exec(PLAN_FOR_PARAMETERS);
     return new PgliteDb(pglite, lock);
   } catch (error) {
     lock?.release();

@@ -80,6 +80,8 @@ export class PipelinedConnection {
     private readonly open: () => pg.Client,
     /** Whether a statement's error, although the server's answer, means the connection must go. */
     private readonly mustReconnect: (error: unknown) => boolean = () => false,
+    /** Session settings each new connection takes before its first statement (`SET …`). */
+    private readonly settings: readonly string[] = [],
   ) {}
 
   /**
@@ -171,13 +173,18 @@ export class PipelinedConnection {
       if (running) running.committedLocally = true;
       session.endedByServer = true;
     });
-    const ready = client.connect().then(
-      () => session,
-      (error: unknown) => {
-        this.drop(client);
-        throw error;
-      },
-    );
+    const ready = client
+      .connect()
+      .then(async () => {
+        for (const setting of this.settings) await client.query(setting);
+      })
+      .then(
+        () => session,
+        (error: unknown) => {
+          this.drop(client);
+          throw error;
+        },
+      );
     return { session, ready };
   }
 
