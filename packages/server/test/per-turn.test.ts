@@ -48,6 +48,26 @@ describe('perTurnLoader', () => {
     );
   });
 
+  it("runs every loader's batch of one turn from one callback, so that their statements leave together", async () => {
+    const ran: string[] = [];
+    /** What had run when the callback that ran each batch was over. */
+    const seenAfter: Record<string, string[]> = {};
+    const loaderNamed = (name: string) =>
+      perTurnLoader<number, number>(async (keys) => {
+        ran.push(name);
+        process.nextTick(() => (seenAfter[name] = [...ran]));
+        return keys.map((key) => key);
+      });
+    const nonces = loaderNamed('nonces');
+    const reads = loaderNamed('reads');
+    const first = nonces.load(1);
+    await nextTurn();
+    // Asked for a turn later, by another loader: due with the first, run in the same callback.
+    await Promise.all([first, reads.load(2)]);
+    assert.deepEqual(ran, ['nonces', 'reads']);
+    assert.deepEqual(seenAfter.nonces, ['nonces', 'reads']);
+  });
+
   it('asks again for a key asked for twice (no cache)', async () => {
     const { loader, batches } = recording();
     await Promise.all([loader.load(7), loader.load(7)]);
