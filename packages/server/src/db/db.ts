@@ -60,7 +60,7 @@ const textOf = (sql: Sql) => (typeof sql === 'string' ? sql : sql.text);
 /**
  * pg's query config for `sql`: named (parsed once per connection) when it is a prepared statement.
  * A statement to be planned for its parameters goes unnamed, unless the connection plans every
- * statement so (`customPlans`: the pipelined reads connection, see openDatabase).
+ * statement so (`customPlans`: its session settings include PLAN_FOR_PARAMETERS).
  */
 function pgQuery(sql: Sql, params: readonly unknown[], customPlans = false): pg.QueryConfig {
   return typeof sql === 'string' || (sql.customPlan && !customPlans)
@@ -343,7 +343,8 @@ class PostgresDb implements Db {
       throw isUnavailable(error) ? new RetryableFailure(error) : error;
     });
     try {
-      const result = await pipeline.query<T & pg.QueryResultRow>(session, pgQuery(sql, params, reads));
+      const customPlans = pipeline.settings.includes(PLAN_FOR_PARAMETERS);
+      const result = await pipeline.query<T & pg.QueryResultRow>(session, pgQuery(sql, params, customPlans));
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
     } catch (failure) {
       // Committed, and RETURNING sent every row it touched before the commit: that is the answer.

@@ -82,12 +82,12 @@ export class PipelinedConnection {
     /** Whether a statement's error, although the server's answer, means the connection must go. */
     private readonly mustReconnect: (error: unknown) => boolean = () => false,
     /** Session settings each new connection takes before its first statement (`SET …`). */
-    private readonly settings: readonly string[] = [],
+    readonly settings: readonly string[] = [],
   ) {}
 
   /**
    * The session, opened if there is none: a failure here sent nothing. Pass it to `query` in the
-   * same pass of the event loop.
+   * same callback.
    */
   connection(): Promise<PipelineSession> {
     if (this.closed) return Promise.reject(new Error('Cannot use a pool after calling end'));
