@@ -15,6 +15,7 @@ import {
 import pg from 'pg';
 import { Pool } from 'undici';
 import { postgresUrl, startChild, urlOf } from './support.js';
+import { stealMeter } from '../../../scripts/steal.mjs';
 
 export const CONCURRENCY = 32;
 
@@ -35,6 +36,8 @@ export interface Run {
    * unlike rates, barely moved by other load on the machine.
    */
   readonly cpu: { server: number; database: number; generator: number };
+  /** Share of the machine's CPU time the hypervisor gave to other guests meanwhile (see stealMeter). */
+  readonly steal: number;
 }
 
 /** The processes whose CPU time a run is charged with. */
@@ -76,6 +79,7 @@ export async function fire(
 ): Promise<Run> {
   const before = await cpuOf(charged);
   const generatorBefore = process.cpuUsage();
+  const stolen = stealMeter();
   const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
   const latencies: number[] = [];
   let errors = 0;
@@ -94,6 +98,7 @@ export async function fire(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const steal = stolen();
   const generator = process.cpuUsage(generatorBefore);
   const after = await cpuOf(charged);
   await pool.close();
@@ -107,7 +112,7 @@ export async function fire(
     database: database / requests.length,
     generator: (generator.user + generator.system) / 1000 / requests.length,
   };
-  return { rps: requests.length / seconds, p50: at(0.5), p99: at(0.99), errors, cpu };
+  return { rps: requests.length / seconds, p50: at(0.5), p99: at(0.99), errors, cpu, steal };
 }
 
 /** The PostgreSQL backends connected to `url`'s database (other than the asking one). */
