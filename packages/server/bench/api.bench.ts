@@ -258,7 +258,7 @@ async function benchmark(database: BenchDatabase): Promise<void> {
         const goal = scenario.target[kind];
         verdicts.push(
           verdict(
-            `${scenario.name}: ${(100 * ratio).toFixed(0)}% of the ceiling (rounds ${rounds}%; by CPU ${(100 * cpu).toFixed(0)}%; steal ≤ ${percent(steal)}${redone > 0 ? `, ${redone} pairs measured again` : ''}; target ≥ ${100 * goal}%)`,
+            `${scenario.name}: ${(100 * ratio).toFixed(0)}% of the ceiling (rounds ${rounds}%; by CPU ${(100 * cpu).toFixed(0)}%; steal ≤ ${percent(steal)}${redone > 0 ? `, ${redone} ${redone === 1 ? 'pair' : 'pairs'} measured again` : ''}; target ≥ ${100 * goal}%)`,
             ratio >= goal,
           ),
         );
