@@ -6,9 +6,11 @@
  * not run yet run again, reads and writes alike.
  */
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { type Db, openDatabase, prepared } from '../src/db/db.js';
+import { CommittedLocally, NeverRan, PipelinedConnection } from '../src/db/pipeline.js';
 import { freshPostgres } from './harness.js';
 
 const PG = process.env.TEST_DATABASE_URL;
@@ -156,3 +158,96 @@ describe(
     });
   },
 );
+
+/** One backend message: its type, then its length (itself included) and payload. */
+function message(type: string, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(5);
+  head.write(type, 0, 'latin1');
+  head.writeInt32BE(payload.length + 4, 1);
+  return Buffer.concat([head, payload]);
+}
+const cstring = (text: string) => Buffer.from(`${text}\0`, 'utf8');
+const readyForQuery = () => message('Z', Buffer.from('I'));
+/** What the server answers a Parse, Bind, Describe (portal) and Execute of an INSERT without RETURNING. */
+const insertAnswered = () =>
+  Buffer.concat([message('1'), message('2'), message('n'), message('C', cstring('INSERT 0 1'))]);
+/** The warning PostgreSQL sends when a shutdown ends a commit's wait for the synchronous standby. */
+const cancelledSyncWarning = () =>
+  message(
+    'N',
+    Buffer.concat([
+      Buffer.from('S'),
+      cstring('WARNING'),
+      Buffer.from('V'),
+      cstring('WARNING'),
+      Buffer.from('C'),
+      cstring('57P01'),
+      Buffer.from('M'),
+      cstring('canceling the wait for synchronous replication and terminating connection due to administrator command'),
+      Buffer.from('D'),
+      cstring('The transaction has already committed locally, but might not have been replicated to the standby.'),
+      Buffer.from([0]),
+    ]),
+  );
+
+/**
+ * A PostgreSQL server on loopback that speaks just enough of the protocol for one pipelined
+ * connection: it takes the startup, waits for `statements` Syncs, then writes `answer(...)` in a
+ * single write and closes. What a real server does in a switchover, with the bytes arriving in
+ * the one chunk a busy client reads.
+ */
+async function scriptedServer(statements: number, answer: Buffer): Promise<{ port: number; close(): void }> {
+  const server = net.createServer((socket) => {
+    let buffered = Buffer.alloc(0);
+    let started = false;
+    let syncs = 0;
+    socket.on('data', (chunk) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      for (;;) {
+        if (!started) {
+          if (buffered.length < 4) return;
+          const length = buffered.readInt32BE(0);
+          if (buffered.length < length) return;
+          buffered = buffered.subarray(length);
+          started = true;
+          socket.write(Buffer.concat([message('R', Buffer.from([0, 0, 0, 0])), readyForQuery()]));
+          continue;
+        }
+        if (buffered.length < 5) return;
+        const length = buffered.readInt32BE(1);
+        if (buffered.length < length + 1) return;
+        const type = String.fromCharCode(buffered[0] ?? 0);
+        buffered = buffered.subarray(length + 1);
+        if (type === 'S' && (syncs += 1) === statements) socket.end(answer);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
+}
+
+describe('a pipelined connection the server ends in a switchover', () => {
+  it("the warning of a commit cut short is the statement's running then, though the answer before it came in the same read", async () => {
+    // A answered; B committed locally, its wait for the standby cancelled (the warning, then the
+    // connection closes); C, behind B, never ran.
+    const answer = Buffer.concat([insertAnswered(), readyForQuery(), insertAnswered(), cancelledSyncWarning()]);
+    const server = await scriptedServer(3, answer);
+    const connection = new PipelinedConnection(
+      () => new pg.Client({ host: '127.0.0.1', port: server.port, user: 'probe', database: 'probe', pipeline: true }),
+    );
+    try {
+      const session = await connection.connection();
+      const insert = (id: string) =>
+        connection.query(session, { text: 'INSERT INTO probe (id) VALUES ($1)', values: [id] });
+      const [a, b, c] = await Promise.allSettled([insert('a'), insert('b'), insert('c')]);
+      assert.equal(a.status, 'fulfilled');
+      assert.equal(b.status, 'rejected');
+      assert.ok(b.reason instanceof CommittedLocally, `B committed, not ${String(b.reason)}`);
+      assert.equal(c.status, 'rejected');
+      assert.ok(c.reason instanceof NeverRan, `C never ran, not ${String(c.reason)}`);
+    } finally {
+      await connection.close();
+      server.close();
+    }
+  });
+});

@@ -356,6 +356,29 @@ describe('PostgreSQL connections lost', { skip: PG ? false : 'TEST_DATABASE_URL 
     assert.ok(stats && stats.max === platform.config.databasePoolSize);
   });
 
+  it('a transaction whose session the server ends while it sits idle before COMMIT runs again: no COMMIT left', async () => {
+    // What a fast shutdown (a switchover) does to a backend between two statements of a
+    // transaction: a FATAL on an idle connection, after which pg refuses the COMMIT unsent.
+    const db = platform.services.db;
+    await db.query('CREATE TABLE IF NOT EXISTS retry_probe (id text PRIMARY KEY)');
+    let attempts = 0;
+    await db.transaction(async (tx) => {
+      attempts += 1;
+      await tx.query(`INSERT INTO retry_probe (id) VALUES ('ended-idle-in-transaction')`);
+      if (attempts > 1) return;
+      const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      await admin('SELECT pg_terminate_backend($1)', [pid]);
+      await waitFor(async () => (await admin('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0);
+      // The backend sent its FATAL before it exited; give the socket a moment to deliver it.
+      await sleep(100);
+    });
+    assert.equal(attempts, 2);
+    const rows = await db.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM retry_probe WHERE id = 'ended-idle-in-transaction'`,
+    );
+    assert.equal(rows.rows[0]?.n, 1n);
+  });
+
   it('a transaction refused as read-only (SQLSTATE 25006) runs again on a connection that takes writes', async () => {
     const db = platform.services.db;
     await db.query('CREATE TABLE IF NOT EXISTS retry_probe (id text PRIMARY KEY)');

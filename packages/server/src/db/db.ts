@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
 import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
-import { cancelledSyncWait, CommittedLocally, NeverRan, PipelinedConnection } from './pipeline.js';
+import { cancelledSyncWait, CommittedLocally, NeverRan, neverSent, PipelinedConnection } from './pipeline.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -322,7 +322,7 @@ class PostgresDb implements Db {
       if (isUnavailable(error) || sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
       // Committed, and RETURNING sent every row it touched before the commit: that is the answer.
       if (commit.committedLocally && RETURNING.test(textOf(sql))) return { rows, rowCount: rows.length };
-      if (safeToRetry(error, true, onlyReads(sql))) throw new RetryableFailure(error);
+      if (safeToRetry(error, !neverSent(error), onlyReads(sql))) throw new RetryableFailure(error);
       return classify(error);
     } finally {
       commit.stop();
@@ -380,6 +380,9 @@ class PostgresDb implements Db {
         },
       };
       value = await work(tx);
+      // The connection failed while the work ran (say, the server ended the session while it sat
+      // idle in the transaction): no COMMIT leaves, and the transaction is certainly rolled back.
+      if (broken !== undefined) throw broken;
       committing = true;
       await client.query('COMMIT');
       return value;
@@ -388,7 +391,7 @@ class PostgresDb implements Db {
       else broken ??= error;
       if (sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
       if (committing && commit.committedLocally) return value as T;
-      if (safeToRetry(error, committing, false)) throw new RetryableFailure(error);
+      if (safeToRetry(error, committing && !neverSent(error), false)) throw new RetryableFailure(error);
       return classify(error);
     } finally {
       commit.stop();

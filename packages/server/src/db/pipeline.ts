@@ -28,6 +28,22 @@ export class CommittedLocally extends Error {
   }
 }
 
+/** Whether `error` is the server ending the session (FATAL or PANIC): what it had not started, it never will. */
+function endsSession(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && (error.severity === 'FATAL' || error.severity === 'PANIC');
+}
+
+/**
+ * Whether pg refused a statement without writing it, because the client's connection had already
+ * failed or was closed ("Client has encountered a connection error and is not queryable"): it
+ * never reached the server, so running it again is safe whatever it does.
+ */
+export function neverSent(error: unknown): boolean {
+  return (
+    error instanceof Error && !(error instanceof pg.DatabaseError) && error.message.endsWith('and is not queryable')
+  );
+}
+
 /** A statement sent on a session and not yet answered. */
 interface Sent {
   committedLocally: boolean;
@@ -109,12 +125,26 @@ export class PipelinedConnection {
     this.inFlight += 1;
     const entry: Sent = { committedLocally: false };
     session.sent.push(entry);
+    // Off the list the moment pg hands over its answer, in the same pass over the socket's bytes:
+    // the server's next message may be the warning of the statement behind it (see connect()),
+    // read from the same chunk before any promise job of this one runs.
+    const answered = () => {
+      const at = session.sent.indexOf(entry);
+      if (at !== -1) session.sent.splice(at, 1);
+    };
     const rows: T[] = [];
     try {
       return await new Promise<pg.QueryResult<T>>((resolve, reject) => {
         // Rows collected as they arrive: a write whose commit the connection did not live to
         // confirm still has them (see CommittedLocally).
-        const query = new pg.Query<T>(config, (error, result) => (error ? reject(error) : resolve(result)));
+        const query = new pg.Query<T>(config, (error, result) => {
+          answered();
+          // The server's FATAL reaches the statement running, before those behind it fail when
+          // the socket closes.
+          if (endsSession(error)) session.endedByServer = true;
+          if (error) reject(error);
+          else resolve(result);
+        });
         query.on('row', (row: T) => rows.push(row));
         session.client.query(query);
       });
@@ -124,20 +154,17 @@ export class PipelinedConnection {
         throw new CommittedLocally(error, rows);
       }
       if (error instanceof pg.DatabaseError) {
-        // The server's FATAL reaches the statement running, before those behind it fail when the
-        // socket closes.
-        if (error.severity === 'FATAL' || error.severity === 'PANIC') session.endedByServer = true;
         if (this.mustReconnect(error)) this.drop(session.client);
       } else {
         // Anything but the server's answer means the connection failed (or a read timed out,
         // after which pg destroys the socket): the next statement needs a new one.
         this.drop(session.client);
-        if (session.endedByServer) throw new NeverRan(error);
+        if (session.endedByServer || neverSent(error)) throw new NeverRan(error);
       }
       throw error;
     } finally {
       this.inFlight -= 1;
-      session.sent.splice(session.sent.indexOf(entry), 1);
+      answered();
     }
   }
 
@@ -169,8 +196,12 @@ export class PipelinedConnection {
     const client = this.open();
     const session: PipelineSession = { client, sent: [], endedByServer: false };
     // An error or end of the connection, in flight or idle, drops it; without a listener an
-    // 'error' event would end the process.
-    client.on('error', () => this.drop(client));
+    // 'error' event would end the process. A FATAL that reaches no statement came while the
+    // server ran none: it ran nothing sent after it either.
+    client.on('error', (error) => {
+      if (endsSession(error)) session.endedByServer = true;
+      this.drop(client);
+    });
     client.on('end', () => this.drop(client));
     // The statement running committed although no answer will come; those behind it never ran.
     client.on('notice', (notice: { code?: string; message?: string }) => {
