@@ -130,6 +130,25 @@ for (const database of databases()) {
       );
     });
 
+    it("by merchantOrderNo for two merchants, one statement: neither gets the other's order", async () => {
+      // The statement matches every pair of the batch's merchants and merchantOrderNos: A's
+      // second order is among its rows when B asks for that merchantOrderNo, and is no order of B's.
+      const [, a2] = payments.get(a) as Payment[];
+      const [b1] = payments.get(b) as Payment[];
+      const { result, sent } = await counting(() =>
+        Promise.all([
+          settled(counted.payments.get(aId, { merchantOrderNo: (a2 as Payment).merchantOrderNo })),
+          settled(counted.payments.get(bId, { merchantOrderNo: (a2 as Payment).merchantOrderNo })),
+          settled(counted.payments.get(bId, { merchantOrderNo: 'SHARED-1' })),
+        ]),
+      );
+      assert.equal(sent, 1);
+      assert.deepEqual(
+        result.map((r) => ('value' in r ? r.value.orderNo : r.error)),
+        [(a2 as Payment).orderNo, 'ORDER_NOT_FOUND', (b1 as Payment).orderNo],
+      );
+    });
+
     it('payouts and their receipts by either reference in one statement', async () => {
       const { result, sent } = await counting(() =>
         Promise.all([

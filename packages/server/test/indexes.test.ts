@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pagesStatement } from '../src/db/paging.js';
 import { BALANCES } from '../src/modules/ledger/service.js';
-import { lookupStatement } from '../src/db/order-lookups.js';
+import { lookupStatements } from '../src/db/order-lookups.js';
 import { prepared } from '../src/db/db.js';
 import { createMerchant, databases, get, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 
@@ -79,8 +79,17 @@ for (const database of databases()) {
         /payments_order_no_key/,
       ],
       [
+        'lookup of a batch by merchantOrderNo (reads arriving together, for two merchants)',
+        lookupStatements('payments', 'id').byMerchantOrderNo.text,
+        () => [
+          [merchantId, bulkMerchantId],
+          ['M-1', 'BULK-1'],
+        ],
+        /payments_merchant_id_merchant_order_no_key/,
+      ],
+      [
         'lookup of a batch by both references (reads arriving together: orderNo, merchantOrderNo)',
-        lookupStatement('payments', 'id').text,
+        lookupStatements('payments', 'id').both.text,
         () => [
           ['P1', 'P2'],
           [merchantId, bulkMerchantId],
@@ -206,7 +215,13 @@ describe(
       );
       assert.deepEqual(
         cached.rows.map((row) => row.name),
-        ['ledger_balances_many', 'payments_lookup_many', 'payments_pages_0', 'payouts_pages_1'],
+        [
+          'ledger_balances_many',
+          'payments_by_merchant_order_nos',
+          'payments_by_order_nos',
+          'payments_pages_0',
+          'payouts_pages_1',
+        ],
       );
       for (const row of cached.rows) {
         assert.equal(row.generic_plans, 0n, row.name);

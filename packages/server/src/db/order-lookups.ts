@@ -18,20 +18,40 @@ interface Lookup {
 
 const merchantKey = (merchantId: bigint, merchantOrderNo: string) => `${merchantId}\u0000${merchantOrderNo}`;
 
+/** The statements a batch of lookups of one order table takes, by the keys it carries. */
+export interface LookupStatements {
+  /** Order numbers only ($1). */
+  readonly byOrderNo: PreparedStatement;
+  /** Merchants ($1) and merchantOrderNos ($2) only. */
+  readonly byMerchantOrderNo: PreparedStatement;
+  /** Both ($1; $2 and $3). */
+  readonly both: PreparedStatement;
+}
+
 /**
- * Orders of `table` by order number ($1) and by merchant and merchantOrderNo ($2, $3), many at
- * once: two index probes in one statement, the order-number index and the unique
- * (merchant_id, merchant_order_no) index, each given its keys as arrays.
+ * Orders of `table` by order number and by merchant and merchantOrderNo, many at once, each key
+ * kind given as arrays to its unique index: `order_no = ANY(…)`, and `merchant_id = ANY(…) AND
+ * merchant_order_no = ANY(…)` (the index's two columns). The second matches every pair of a
+ * batch's merchants and merchantOrderNos, a superset that the caller narrows to the pairs asked for:
+ * a turn's batch holds a merchant or a few.
+ *
+ * Planned for their parameters on every call (see PreparedStatement.customPlan), so the plan is
+ * what costs: a union of the two plain probes plans in about 60 µs, a batch of one kind of key in
+ * about 20 µs, where one that joined `unnest` of the pairs took 110 µs (PostgreSQL 15, EXPLAIN's
+ * planning time), against 10–15 µs to execute.
  */
-export function lookupStatement(table: 'payments' | 'payouts', columns: string): PreparedStatement {
-  return prepared(
-    `${table}_lookup_many`,
-    `SELECT ${columns} FROM ${table} WHERE order_no = ANY($1::text[])
-     UNION ALL
-     SELECT ${columns} FROM ${table}
-      WHERE (merchant_id, merchant_order_no) IN (SELECT * FROM unnest($2::bigint[], $3::text[]))`,
-    { customPlan: true },
-  );
+export function lookupStatements(table: 'payments' | 'payouts', columns: string): LookupStatements {
+  const byOrderNo = `SELECT ${columns} FROM ${table} WHERE order_no = ANY($1::text[])`;
+  const byMerchantOrderNo = (first: number) =>
+    `SELECT ${columns} FROM ${table}
+      WHERE merchant_id = ANY($${first}::bigint[]) AND merchant_order_no = ANY($${first + 1}::text[])`;
+  return {
+    byOrderNo: prepared(`${table}_by_order_nos`, byOrderNo, { customPlan: true }),
+    byMerchantOrderNo: prepared(`${table}_by_merchant_order_nos`, byMerchantOrderNo(1), { customPlan: true }),
+    both: prepared(`${table}_lookup_many`, `${byOrderNo}\n     UNION ALL\n     ${byMerchantOrderNo(2)}`, {
+      customPlan: true,
+    }),
+  };
 }
 
 /**
@@ -46,7 +66,7 @@ export function lookupStatement(table: 'payments' | 'payouts', columns: string):
  * older than its own call.
  */
 export class OrderLookups<Row extends Keyed> {
-  private readonly statement: PreparedStatement;
+  private readonly statements: LookupStatements;
   private readonly loader: DataLoader<Lookup, Row | undefined>;
 
   /** `table` and `columns` come from the module that owns the table (its row's select list). */
@@ -55,7 +75,7 @@ export class OrderLookups<Row extends Keyed> {
     table: 'payments' | 'payouts',
     columns: string,
   ) {
-    this.statement = lookupStatement(table, columns);
+    this.statements = lookupStatements(table, columns);
     this.loader = perTurnLoader<Lookup, Row | undefined>((lookups) => this.batch(lookups));
   }
 
@@ -66,16 +86,22 @@ export class OrderLookups<Row extends Keyed> {
 
   private async batch(lookups: readonly Lookup[]): Promise<(Row | undefined)[]> {
     const orderNos: string[] = [];
-    const merchantIds: string[] = [];
-    const merchantOrderNos: string[] = [];
+    const merchantIds = new Set<string>();
+    const merchantOrderNos = new Set<string>();
     for (const { merchantId, ref } of lookups) {
       if (ref.orderNo !== undefined) orderNos.push(ref.orderNo);
       else {
-        merchantIds.push(merchantId.toString());
-        merchantOrderNos.push(ref.merchantOrderNo);
+        merchantIds.add(merchantId.toString());
+        merchantOrderNos.add(ref.merchantOrderNo);
       }
     }
-    const { rows } = await this.db.query<Row>(this.statement, [orderNos, merchantIds, merchantOrderNos]);
+    const byMerchant = [[...merchantIds], [...merchantOrderNos]];
+    const { rows } =
+      merchantIds.size === 0
+        ? await this.db.query<Row>(this.statements.byOrderNo, [orderNos])
+        : orderNos.length === 0
+          ? await this.db.query<Row>(this.statements.byMerchantOrderNo, byMerchant)
+          : await this.db.query<Row>(this.statements.both, [orderNos, ...byMerchant]);
     const byOrderNo = new Map<string, Row>();
     const byMerchantKey = new Map<string, Row>();
     for (const row of rows) {
