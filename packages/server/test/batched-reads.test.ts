@@ -131,8 +131,7 @@ for (const database of databases()) {
     });
 
     it("by merchantOrderNo for two merchants, one statement: neither gets the other's order", async () => {
-      // The statement matches every pair of the batch's merchants and merchantOrderNos: A's
-      // second order is among its rows when B asks for that merchantOrderNo, and is no order of B's.
+      // A's second order, asked for by B with A's merchantOrderNo in the same batch, is no order of B's.
       const [, a2] = payments.get(a) as Payment[];
       const [b1] = payments.get(b) as Payment[];
       const { result, sent } = await counting(() =>
