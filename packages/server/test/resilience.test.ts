@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { parseConfig } from '../src/config.js';
-import { DatabaseUnavailableError, isUnavailable, openDatabase } from '../src/db/db.js';
+import { type Db, DatabaseUnavailableError, isUnavailable, openDatabase } from '../src/db/db.js';
 import { ensureSchema, knownMigrations, migrate, SchemaError, schemaStatus } from '../src/db/migrate.js';
 import { startPlatform } from '../src/platform.js';
 import {
@@ -69,6 +69,15 @@ async function waitFor(check: () => Promise<boolean>): Promise<void> {
     await sleep(50);
   }
   throw new Error('the condition did not hold within 20 s');
+}
+
+/** The table the transaction retry tests write to. */
+const createProbeTable = (db: Db) => db.exec('CREATE TABLE IF NOT EXISTS retry_probe (id text PRIMARY KEY)');
+
+/** Rows of retry_probe with `id`: 1 when a retried transaction committed once. */
+async function probeRows(db: Db, id: string): Promise<bigint | undefined> {
+  const { rows } = await db.query<{ n: bigint }>('SELECT count(*) AS n FROM retry_probe WHERE id = $1', [id]);
+  return rows[0]?.n;
 }
 
 /** A TCP port with nothing listening on it (bound, then released). */
@@ -339,7 +348,7 @@ describe('PostgreSQL connections lost', { skip: PG ? false : 'TEST_DATABASE_URL 
 
   it('a transaction whose connection dies before COMMIT runs again, commits once, and the pool carries on', async () => {
     const db = platform.services.db;
-    await db.query('CREATE TABLE IF NOT EXISTS retry_probe (id text PRIMARY KEY)');
+    await createProbeTable(db);
     let attempts = 0;
     const running = db.transaction(async (tx) => {
       attempts += 1;
@@ -350,8 +359,7 @@ describe('PostgreSQL connections lost', { skip: PG ? false : 'TEST_DATABASE_URL 
     await terminateBackends(database);
     await running;
     assert.equal(attempts, 2);
-    const rows = await db.query<{ n: bigint }>(`SELECT count(*) AS n FROM retry_probe WHERE id = 'dies-before-commit'`);
-    assert.equal(rows.rows[0]?.n, 1n);
+    assert.equal(await probeRows(db, 'dies-before-commit'), 1n);
     const stats = db.poolStats();
     assert.ok(stats && stats.max === platform.config.databasePoolSize);
   });
@@ -360,7 +368,7 @@ describe('PostgreSQL connections lost', { skip: PG ? false : 'TEST_DATABASE_URL 
     // What a fast shutdown (a switchover) does to a backend between two statements of a
     // transaction: a FATAL on an idle connection, after which pg refuses the COMMIT unsent.
     const db = platform.services.db;
-    await db.query('CREATE TABLE IF NOT EXISTS retry_probe (id text PRIMARY KEY)');
+    await createProbeTable(db);
     let attempts = 0;
     await db.transaction(async (tx) => {
       attempts += 1;
@@ -373,15 +381,12 @@ describe('PostgreSQL connections lost', { skip: PG ? false : 'TEST_DATABASE_URL 
       await sleep(100);
     });
     assert.equal(attempts, 2);
-    const rows = await db.query<{ n: bigint }>(
-      `SELECT count(*) AS n FROM retry_probe WHERE id = 'ended-idle-in-transaction'`,
-    );
-    assert.equal(rows.rows[0]?.n, 1n);
+    assert.equal(await probeRows(db, 'ended-idle-in-transaction'), 1n);
   });
 
   it('a transaction refused as read-only (SQLSTATE 25006) runs again on a connection that takes writes', async () => {
     const db = platform.services.db;
-    await db.query('CREATE TABLE IF NOT EXISTS retry_probe (id text PRIMARY KEY)');
+    await createProbeTable(db);
     let attempts = 0;
     await db.transaction(async (tx) => {
       attempts += 1;
@@ -389,8 +394,7 @@ describe('PostgreSQL connections lost', { skip: PG ? false : 'TEST_DATABASE_URL 
       await tx.query(`INSERT INTO retry_probe (id) VALUES ('read-only-first')`);
     });
     assert.equal(attempts, 2);
-    const rows = await db.query<{ n: bigint }>(`SELECT count(*) AS n FROM retry_probe WHERE id = 'read-only-first'`);
-    assert.equal(rows.rows[0]?.n, 1n);
+    assert.equal(await probeRows(db, 'read-only-first'), 1n);
   });
 
   it('/readyz is 503 while the database takes only reads, and a write answers 503 after the retry window', async () => {

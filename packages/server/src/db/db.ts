@@ -380,9 +380,8 @@ class PostgresDb implements Db {
         },
       };
       value = await work(tx);
-      // The connection failed while the work ran (say, the server ended the session while it sat
-      // idle in the transaction): no COMMIT leaves, and the transaction is certainly rolled back.
-      if (broken !== undefined) throw broken;
+      // If the connection failed while the work ran (say, the server ended the session while it
+      // sat idle in the transaction), pg refuses the COMMIT unsent (see neverSent, below).
       committing = true;
       await client.query('COMMIT');
       return value;

@@ -96,13 +96,13 @@ export class OrderLookups<Row extends Keyed> {
         merchantOrderNos.push(ref.merchantOrderNo);
       }
     }
-    const byMerchant = [merchantIds, merchantOrderNos];
+    const { byOrderNo: byNumber, byMerchantOrderNo: byPair, both } = this.statements;
     const { rows } =
       merchantIds.length === 0
-        ? await this.db.query<Row>(this.statements.byOrderNo, [orderNos])
+        ? await this.db.query<Row>(byNumber, [orderNos])
         : orderNos.length === 0
-          ? await this.db.query<Row>(this.statements.byMerchantOrderNo, byMerchant)
-          : await this.db.query<Row>(this.statements.both, [orderNos, ...byMerchant]);
+          ? await this.db.query<Row>(byPair, [merchantIds, merchantOrderNos])
+          : await this.db.query<Row>(both, [orderNos, merchantIds, merchantOrderNos]);
     const byOrderNo = new Map<string, Row>();
     const byMerchantKey = new Map<string, Row>();
     for (const row of rows) {
