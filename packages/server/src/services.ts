@@ -71,6 +71,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
   const metrics: Metrics = new Metrics(() => webhooks.queueStats(), {
     nonces: () => nonces.count(),
     pool: () => db.poolStats(),
+    embeddedMemory: () => db.embeddedMemoryBytes(),
   });
   const webhooks: Webhooks = new Webhooks(db, config, platformKeys, now, {
     ...options.webhooks,

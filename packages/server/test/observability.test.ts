@@ -215,6 +215,9 @@ for (const database of databases()) {
       assert.ok((sample(text, 'paygate_auth_nonces') ?? -1) >= 2, 'the nonce store size is read at scrape');
       assert.notEqual(sample(text, 'paygate_db_pool_max_connections'), undefined);
       if (database === 'postgres') assert.ok((sample(text, 'paygate_db_pool_max_connections') ?? 0) > 0);
+      const embeddedMemory = sample(text, 'paygate_embedded_database_memory_bytes');
+      if (database === 'pglite') assert.ok((embeddedMemory ?? 0) >= 64 * 2 ** 20, `embedded memory: ${embeddedMemory}`);
+      else assert.equal(embeddedMemory, undefined, 'no embedded database on PostgreSQL');
       if (database === 'postgres') {
         for (const connection of ['reads', 'writes']) {
           const inFlight = sample(text, 'paygate_db_pipelined_statements', { connection });

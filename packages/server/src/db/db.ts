@@ -91,6 +91,12 @@ export interface Db extends Queryable {
   /** The pool's occupancy; `undefined` for the embedded database, which has no pool. */
   poolStats(): PoolStats | undefined;
   /**
+   * The embedded database's WebAssembly memory in bytes: PostgreSQL's shared buffers and its
+   * backend's allocations, reserved as it grows and never returned. `undefined` on PostgreSQL,
+   * whose memory is its own processes'.
+   */
+  embeddedMemoryBytes(): number | undefined;
+  /**
    * Whether a connection of the pool takes writes now: false on a standby (a demoted primary)
    * or a read-only session. One attempt, no retry: `/readyz` asks.
    */
@@ -406,6 +412,10 @@ class PostgresDb implements Db {
     return result.rows[0]?.ro === 'off';
   }
 
+  embeddedMemoryBytes(): undefined {
+    return undefined;
+  }
+
   poolStats(): PoolStats {
     return {
       total: this.pool.totalCount,
@@ -479,15 +489,26 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
 const { serialize } = protocol;
 const BIND_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]);
 
+/** PGlite with its memory in sight: the size of the WebAssembly memory its PostgreSQL runs in. */
+class EmbeddedPostgres extends PGlite {
+  memoryBytes(): number | undefined {
+    return this.mod?.wasmMemory.buffer.byteLength;
+  }
+}
+
 class PgliteDb implements Db {
   readonly kind = 'pglite';
   /** Named statements this session has parsed (see {@link PreparedStatement}). */
   private readonly parsed = new Set<string>();
 
   constructor(
-    private readonly pglite: PGlite,
+    private readonly pglite: EmbeddedPostgres,
     private readonly lock: DirectoryLock | undefined,
   ) {}
+
+  embeddedMemoryBytes(): number | undefined {
+    return this.pglite.memoryBytes();
+  }
 
   /**
    * One statement as one protocol exchange: Parse (a prepared statement only the first time),
@@ -661,7 +682,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   try {
     const location = options.dataDir === 'memory://' ? undefined : `${options.dataDir}/pgdata`;
     if (location) mkdirSync(location, { recursive: true });
-    const pglite = new PGlite({
+    const pglite = new EmbeddedPostgres({
       ...(location ? { dataDir: location } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       parsers: { 20: parseInt8 },

@@ -34,6 +34,8 @@ export interface MetricSources {
   readonly nonces?: () => Promise<number>;
   /** The database pool's occupancy; `undefined` for the embedded database. */
   readonly pool?: () => PoolStats | undefined;
+  /** The embedded database's WebAssembly memory in bytes; `undefined` on PostgreSQL. */
+  readonly embeddedMemory?: () => number | undefined;
 }
 
 /** Outcome of a call to a payment channel. */
@@ -84,7 +86,7 @@ export class Metrics {
   constructor(queue: () => Promise<{ pending: number; oldestPendingAgeSeconds: number }>, sources: MetricSources = {}) {
     this.registry.registerMetric(ordersFinal);
     this.registry.registerMetric(ledgerPostings);
-    const { nonces, pool } = sources;
+    const { nonces, pool, embeddedMemory } = sources;
     if (nonces) {
       new Gauge({
         name: 'paygate_auth_nonces',
@@ -124,6 +126,16 @@ export class Metrics {
           if (!stats) return;
           this.set({ connection: 'reads' }, stats.pipelined.reads);
           this.set({ connection: 'writes' }, stats.pipelined.writes);
+        },
+      });
+    }
+    if (embeddedMemory?.() !== undefined) {
+      new Gauge({
+        name: 'paygate_embedded_database_memory_bytes',
+        help: "The embedded database's WebAssembly memory (PostgreSQL's shared buffers and allocations; it grows and is never returned)",
+        registers: [this.registry],
+        collect() {
+          this.set(embeddedMemory() ?? 0);
         },
       });
     }

@@ -92,6 +92,7 @@ export function traced(db: Db): Db {
         : db.exec(sql),
     close: () => db.close(),
     poolStats: () => db.poolStats(),
+    embeddedMemoryBytes: () => db.embeddedMemoryBytes(),
     acceptsWrites: () => db.acceptsWrites(),
   };
 }
