@@ -35,6 +35,7 @@ for (const database of databases()) {
     const payments = new Map<TestMerchant, Payment[]>();
     const payoutNos: string[] = [];
     const statements: string[] = [];
+    const sentParams: (readonly unknown[])[] = [];
     let counted: { payments: Payments; payouts: Payouts; balances: Balances };
 
     before(async () => {
@@ -75,7 +76,7 @@ for (const database of databases()) {
         payoutNos.push(payout.body.data?.orderNo as string);
       }
       // The services as the platform builds them, over the same database, counting statements.
-      const db = countingDb(platform.services.db, statements);
+      const db = countingDb(platform.services.db, statements, sentParams);
       const { config } = platform.services;
       const ledger = new Ledger(db, config);
       counted = {
@@ -89,6 +90,7 @@ for (const database of databases()) {
     /** Statements sent while `work` ran, and its result. */
     async function counting<T>(work: () => Promise<T>): Promise<{ result: T; sent: number }> {
       statements.length = 0;
+      sentParams.length = 0;
       const result = await work();
       return { result, sent: statements.length };
     }
@@ -146,6 +148,26 @@ for (const database of databases()) {
         result.map((r) => ('value' in r ? r.value.orderNo : r.error)),
         [(a2 as Payment).orderNo, 'ORDER_NOT_FOUND', (b1 as Payment).orderNo],
       );
+    });
+
+    it('the same merchantOrderNo asked for twice in one batch is sent once and answers both', async () => {
+      const [, a2] = payments.get(a) as Payment[];
+      const { merchantOrderNo } = a2 as Payment;
+      const { result, sent } = await counting(() =>
+        Promise.all([
+          counted.payments.get(aId, { merchantOrderNo }),
+          counted.payments.get(aId, { merchantOrderNo }),
+          settled(counted.payments.get(bId, { merchantOrderNo })),
+        ]),
+      );
+      assert.equal(sent, 1);
+      assert.deepEqual(sentParams[0], [
+        [aId.toString(), bId.toString()],
+        [merchantOrderNo, merchantOrderNo],
+      ]);
+      assert.equal(result[0].orderNo, (a2 as Payment).orderNo);
+      assert.deepEqual(result[1], result[0]);
+      assert.deepEqual(result[2], { error: 'ORDER_NOT_FOUND' });
     });
 
     it('payouts and their receipts by either reference in one statement', async () => {

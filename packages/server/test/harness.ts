@@ -241,11 +241,15 @@ export async function count(platform: Platform, table: string): Promise<number> 
   return Number(result.rows[0]?.n ?? 0);
 }
 
-/** `db`, with the text of every statement sent through it pushed to `statements` (how many a service sends). */
-export function countingDb(db: Db, statements: string[]): Db {
+/**
+ * `db`, with the text of every statement sent through it pushed to `statements` (how many a
+ * service sends), and its parameters to `sentParams` when given.
+ */
+export function countingDb(db: Db, statements: string[], sentParams?: (readonly unknown[])[]): Db {
   return Object.assign(Object.create(db) as Db, {
     query: (sql: Parameters<Db['query']>[0], params?: readonly unknown[]) => {
       statements.push(typeof sql === 'string' ? sql : sql.text);
+      sentParams?.push(params ?? []);
       return db.query(sql, params);
     },
   });
