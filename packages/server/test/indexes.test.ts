@@ -46,13 +46,12 @@ for (const database of databases()) {
     /** The arrays of a batch of two list requests, one per merchant. */
     const pageParams = (use: { status?: boolean; range?: boolean; after?: boolean }) => {
       const two = <T>(value: T) => [value, value];
+      // The arrays of the filters the shape uses, in the statement's order (see pagesStatement).
       return [
         [merchantId, bulkMerchantId],
-        two(use.status ? 'PENDING' : null),
-        two(use.range ? new Date(Date.now() - 3_600_000) : null),
-        two(use.range ? new Date() : null),
-        two(use.after ? new Date() : null),
-        two(use.after ? '10' : null),
+        ...(use.status ? [two('PENDING')] : []),
+        ...(use.range ? [two(new Date(Date.now() - 3_600_000)), two(new Date())] : []),
+        ...(use.after ? [two(new Date()), two('10')] : []),
         two(21),
       ];
     };

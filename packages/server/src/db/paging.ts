@@ -167,11 +167,33 @@ const shapeOf = (request: PageRequest) =>
   (request.to !== undefined ? 4 : 0) |
   (request.after !== undefined ? 8 : 0);
 
+/** A column of the requests' table in a pages statement: its type, and the filter that needs it (0: always). */
+interface RequestColumn {
+  readonly name: string;
+  readonly type: string;
+  readonly shape: number;
+  readonly value: (request: PageRequest) => unknown;
+}
+
+const REQUEST_COLUMNS: readonly RequestColumn[] = [
+  { name: 'merchant_id', type: 'bigint', shape: 0, value: (r) => r.merchantId.toString() },
+  { name: 'status', type: 'text', shape: 1, value: (r) => r.status },
+  { name: 'created_from', type: 'timestamptz', shape: 2, value: (r) => r.from },
+  { name: 'created_to', type: 'timestamptz', shape: 4, value: (r) => r.to },
+  { name: 'after_at', type: 'timestamptz', shape: 8, value: (r) => r.after?.createdAt },
+  { name: 'after_id', type: 'bigint', shape: 8, value: (r) => r.after?.id.toString() },
+  { name: 'n', type: 'int', shape: 0, value: (r) => r.pageSize + 1 },
+];
+
+/** The request columns a shape's statement takes, in the order of its parameters. */
+const requestColumns = (shape: number) => REQUEST_COLUMNS.filter((column) => (column.shape & shape) === column.shape);
+
 /**
  * The statement that pages many requests of one shape at once: each request is a row of arrays
- * (`unnest … WITH ORDINALITY`), and a LATERAL subquery reads its page with exactly the conditions
- * its own statement would have, so each takes the list index, `(merchant_id[, status], created_at
- * DESC, id DESC)`, as a range scan from its cursor, however deep.
+ * (`unnest … WITH ORDINALITY`, only the filters the shape uses), and a LATERAL subquery reads its
+ * page with exactly the conditions its own statement would have, so each takes the list index,
+ * `(merchant_id[, status], created_at DESC, id DESC)`, as a range scan from its cursor, however
+ * deep.
  */
 export function pagesStatement(orders: OrderTable, shape: number): PreparedStatement {
   const conditions = ['o.merchant_id = k.merchant_id'];
@@ -183,11 +205,12 @@ export function pagesStatement(orders: OrderTable, shape: number): PreparedState
     .split(',')
     .map((column) => `o.${column.trim()}`)
     .join(', ');
+  const keys = requestColumns(shape);
   return prepared(
     `${orders.table}_pages_${shape}`,
     `SELECT k.i AS page_request, ${columns}
-       FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[], $6::bigint[], $7::int[])
-            WITH ORDINALITY AS k (merchant_id, status, created_from, created_to, after_at, after_id, n, i)
+       FROM unnest(${keys.map((key, i) => `$${i + 1}::${key.type}[]`).join(', ')})
+            WITH ORDINALITY AS k (${keys.map((key) => key.name).join(', ')}, i)
       CROSS JOIN LATERAL (
         SELECT * FROM ${orders.table} o WHERE ${conditions.join(' AND ')}
          ORDER BY o.created_at DESC, o.id DESC LIMIT k.n) o
@@ -216,16 +239,10 @@ export async function orderPages<R extends { created_at: Date; id: bigint }>(
   });
   await Promise.all(
     [...byShape].map(async ([shape, indexes]) => {
-      const column = <T>(value: (request: PageRequest) => T) => indexes.map((i) => value(requests[i] as PageRequest));
-      const result = await db.query<R & { page_request: bigint }>(pagesStatement(orders, shape), [
-        column((r) => r.merchantId.toString()),
-        column((r) => r.status ?? null),
-        column((r) => r.from ?? null),
-        column((r) => r.to ?? null),
-        column((r) => r.after?.createdAt ?? null),
-        column((r) => r.after?.id.toString() ?? null),
-        column((r) => r.pageSize + 1),
-      ]);
+      const result = await db.query<R & { page_request: bigint }>(
+        pagesStatement(orders, shape),
+        requestColumns(shape).map(({ value }) => indexes.map((i) => value(requests[i] as PageRequest))),
+      );
       const rowsOf = indexes.map((): R[] => []);
       for (const { page_request: ordinal, ...row } of result.rows)
         rowsOf[Number(ordinal) - 1]?.push(row as unknown as R);
