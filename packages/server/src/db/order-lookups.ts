@@ -95,13 +95,16 @@ export class OrderLookups<Row extends Keyed> {
     const merchantOrderNos: string[] = [];
     const pairs = new Set<string>();
     for (const { merchantId, ref } of lookups) {
-      if (ref.orderNo !== undefined) orderNos.push(ref.orderNo);
-      else if (!pairs.has(merchantKey(merchantId, ref.merchantOrderNo))) {
-        // The join answers a pair once for each time it is sent.
-        pairs.add(merchantKey(merchantId, ref.merchantOrderNo));
-        merchantIds.push(merchantId.toString());
-        merchantOrderNos.push(ref.merchantOrderNo);
+      if (ref.orderNo !== undefined) {
+        orderNos.push(ref.orderNo);
+        continue;
       }
+      // The join answers a pair once for each time it is sent.
+      const pair = merchantKey(merchantId, ref.merchantOrderNo);
+      if (pairs.has(pair)) continue;
+      pairs.add(pair);
+      merchantIds.push(merchantId.toString());
+      merchantOrderNos.push(ref.merchantOrderNo);
     }
     const { byOrderNo: byNumber, byMerchantOrderNo: byPair, both } = this.statements;
     const { rows } =
