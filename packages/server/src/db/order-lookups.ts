@@ -34,10 +34,12 @@ export interface LookupStatements {
  * merchant_order_no) pairs as a plain join from `unnest`, one index probe per pair (the caller
  * sends each pair once).
  *
- * Planned for their parameters on every call (see PreparedStatement.customPlan), so the plan is
- * much of the cost: the union of both plans in about 110 µs, the pairs alone in about 55 µs, order
- * numbers alone in about 17 µs, against 10–35 µs to execute (PostgreSQL 15, EXPLAIN's planning
- * time), and a batch takes only the part it needs. The pairs were a semi-join (`IN (SELECT * FROM
+ * Never served by a plan of the planner's free choice kept for good (see
+ * PreparedStatement.customPlan): the embedded database plans them for their parameters on every
+ * call, so the plan is much of the cost there (the union of both plans in about 110 µs, the pairs
+ * alone in about 55 µs, order numbers alone in about 17 µs, against 10–35 µs to execute; EXPLAIN's
+ * planning time on PostgreSQL 15), and a batch takes only the part it needs. PostgreSQL's reads
+ * connection keeps an index-only plan of each and renews it. The pairs were a semi-join (`IN (SELECT * FROM
  * unnest(…))`) before: its de-duplicating HashAggregate made the plan take 0.24–0.28 ms instead
  * of 0.09–0.15 and the execution 0.09 instead of 0.03–0.05 (100,000 payments, five pairs, on a
  * slower machine). (The pairs as `merchant_id = ANY(…) AND merchant_order_no = ANY(…)` plan in

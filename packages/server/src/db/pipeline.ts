@@ -65,6 +65,18 @@ export interface PipelineSession {
   readonly sent: Sent[];
   /** The server ended it (a FATAL, or a shutdown's warning): the statements still queued never ran. */
   endedByServer: boolean;
+  /** When the session last ran its upkeep (see {@link Upkeep}), or was opened. */
+  keptAt: number;
+}
+
+/**
+ * A statement a session runs every `everyMs` milliseconds of use, written before the first
+ * statement asked for after that time: PostgreSQL's pipelined reads connection drops its cached
+ * plans so (`DISCARD PLANS`), and plans each statement again for its tables as they are now.
+ */
+export interface Upkeep {
+  readonly statement: string;
+  readonly everyMs: number;
 }
 
 /**
@@ -99,6 +111,7 @@ export class PipelinedConnection {
     private readonly mustReconnect: (error: unknown) => boolean = () => false,
     /** Session settings each new connection takes before its first statement (`SET …`). */
     readonly settings: readonly string[] = [],
+    private readonly upkeep?: Upkeep,
   ) {}
 
   /**
@@ -122,6 +135,12 @@ export class PipelinedConnection {
     config: pg.QueryConfig,
   ): Promise<pg.QueryResult<T>> {
     this.cork(session.client);
+    if (this.upkeep && Date.now() - session.keptAt >= this.upkeep.everyMs) {
+      session.keptAt = Date.now();
+      // In the same write, ahead of the statement; its failure is the connection's, which the
+      // statement behind it meets and reports.
+      this.query(session, { name: 'pipeline_upkeep', text: this.upkeep.statement }).catch(() => {});
+    }
     this.inFlight += 1;
     const entry: Sent = { committedLocally: false };
     session.sent.push(entry);
@@ -194,7 +213,7 @@ export class PipelinedConnection {
 
   private connect(): { readonly session: PipelineSession; readonly ready: Promise<PipelineSession> } {
     const client = this.open();
-    const session: PipelineSession = { client, sent: [], endedByServer: false };
+    const session: PipelineSession = { client, sent: [], endedByServer: false, keptAt: Date.now() };
     // An error or end of the connection, in flight or idle, drops it; without a listener an
     // 'error' event would end the process. A FATAL that reaches no statement came while the
     // server ran none: it ran nothing sent after it either.
