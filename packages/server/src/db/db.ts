@@ -380,8 +380,8 @@ class PostgresDb implements Db {
       throw isUnavailable(error) ? new RetryableFailure(error) : error;
     });
     try {
-      const safePlans = pipeline === this.pipelines.reads;
-      const result = await pipeline.query<T & pg.QueryResultRow>(session, pgQuery(sql, params, safePlans));
+      // The reads connection's session makes every plan safe (CACHED_INDEX_PLANS).
+      const result = await pipeline.query<T & pg.QueryResultRow>(session, pgQuery(sql, params, reads));
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
     } catch (failure) {
       // Committed, and RETURNING sent every row it touched before the commit: that is the answer.

@@ -110,7 +110,7 @@ export class PipelinedConnection {
     /** Whether a statement's error, although the server's answer, means the connection must go. */
     private readonly mustReconnect: (error: unknown) => boolean = () => false,
     /** Session settings each new connection takes before its first statement (`SET …`). */
-    readonly settings: readonly string[] = [],
+    private readonly settings: readonly string[] = [],
     private readonly upkeep?: Upkeep,
   ) {}
 
@@ -137,8 +137,8 @@ export class PipelinedConnection {
     this.cork(session.client);
     if (this.upkeep && Date.now() - session.keptAt >= this.upkeep.everyMs) {
       session.keptAt = Date.now();
-      // In the same write, ahead of the statement; its failure is the connection's, which the
-      // statement behind it meets and reports.
+      // In the same write, ahead of the statement. Its answer is not awaited: a failed connection
+      // fails the statement behind it too.
       this.query(session, { name: 'pipeline_upkeep', text: this.upkeep.statement }).catch(() => {});
     }
     this.inFlight += 1;
