@@ -1,9 +1,17 @@
 // A node:test reporter that writes one JSON line per result (tests, skipped suites, failed hooks)
 // for scripts/test.mjs to summarize after the TAP stream: {file, name, status, failureType?, error?}.
-// `name` is the full path of the test inside its file ("suite > test").
+// `name` is the full path of the test inside its file ("suite > test"). A test file whose process
+// ended early (a signal, or an exit before its tests finished) fails as a whole with only "test
+// failed"; its result carries how the process ended and the last lines it wrote to stderr, so a
+// CI log that shows only the summary still says what happened.
+
+import { resolve } from 'node:path';
 
 /** Names of the tests in progress per file, by nesting level. */
 const stacks = new Map();
+/** The last lines each test file's process wrote to stderr. */
+const stderrTails = new Map();
+const STDERR_LINES = 8;
 
 function fullName(data) {
   const stack = stacks.get(data.file) ?? [];
@@ -30,6 +38,13 @@ function shortMessage(error) {
 export default async function* summaryReporter(source) {
   for await (const event of source) {
     const data = event.data;
+    if (event.type === 'test:stderr') {
+      // Output events name the file as given on the command line, results by its absolute path.
+      const file = resolve(data.file);
+      const lines = [...(stderrTails.get(file) ?? []), ...String(data.message).split('\n').filter(Boolean)];
+      stderrTails.set(file, lines.slice(-STDERR_LINES));
+      continue;
+    }
     if (event.type === 'test:start') {
       const stack = stacks.get(data.file) ?? [];
       stack.length = data.nesting;
@@ -53,6 +68,19 @@ export default async function* summaryReporter(source) {
     }
     const result = { file: data.file ?? data.name, name: fullName(data), status };
     if (status === 'fail') Object.assign(result, { failureType, error: shortMessage(data.details?.error) });
+    const ended = processEnd(data.details?.error);
+    if (status === 'fail' && ended) {
+      result.error = `${result.error} (${ended})`;
+      const tail = stderrTails.get(resolve(result.file));
+      if (tail?.length) result.stderr = tail;
+    }
     yield `${JSON.stringify(result)}\n`;
   }
+}
+
+/** How a test file's process ended, when the runner failed the file for it ("exit code 1", "signal SIGKILL"). */
+function processEnd(error) {
+  if (!error || !('exitCode' in error || 'signal' in error)) return undefined;
+  if (error.signal) return `signal ${error.signal}`;
+  return error.exitCode === null || error.exitCode === undefined ? undefined : `exit code ${error.exitCode}`;
 }

@@ -123,9 +123,10 @@ function summarize() {
   const failures = results.filter(({ status }) => status === 'fail');
   if (failures.length > 0) {
     console.log(`# failed (${failures.length}):`);
-    for (const { file, name, failureType, error } of failures) {
+    for (const { file, name, failureType, error, stderr } of failures) {
       const kind = failureType && failureType !== 'testCodeFailure' ? ` [${failureType}]` : '';
       console.log(`#   ${relative(root, file)}: ${name}${kind}${error ? ` — ${error}` : ''}`);
+      for (const line of stderr ?? []) console.log(`#     stderr: ${line}`);
     }
   }
   const total = (status) => results.filter((r) => r.status === status).length;
