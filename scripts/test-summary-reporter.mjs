@@ -1,5 +1,6 @@
 // A node:test reporter that writes one JSON line per result (tests, skipped suites, failed hooks)
-// for scripts/test.mjs to summarize after the TAP stream: {file, name, status, failureType?, error?}.
+// for scripts/test.mjs to summarize after the TAP stream: {file, name, status, failureType?, error?,
+// stderr?}.
 // `name` is the full path of the test inside its file ("suite > test"). A test file whose process
 // ended early (a signal, or an exit before its tests finished) fails as a whole with only "test
 // failed"; its result carries how the process ended and the last lines it wrote to stderr, so a
@@ -67,11 +68,11 @@ export default async function* summaryReporter(source) {
       status = 'fail';
     }
     const result = { file: data.file ?? data.name, name: fullName(data), status };
-    if (status === 'fail') Object.assign(result, { failureType, error: shortMessage(data.details?.error) });
-    const ended = processEnd(data.details?.error);
-    if (status === 'fail' && ended) {
-      result.error = `${result.error} (${ended})`;
-      const tail = stderrTails.get(resolve(result.file));
+    if (status === 'fail') {
+      const error = data.details?.error;
+      const ended = processEnd(error);
+      Object.assign(result, { failureType, error: ended ? `${shortMessage(error)} (${ended})` : shortMessage(error) });
+      const tail = ended ? stderrTails.get(resolve(result.file)) : undefined;
       if (tail?.length) result.stderr = tail;
     }
     yield `${JSON.stringify(result)}\n`;
@@ -80,7 +81,6 @@ export default async function* summaryReporter(source) {
 
 /** How a test file's process ended, when the runner failed the file for it ("exit code 1", "signal SIGKILL"). */
 function processEnd(error) {
-  if (!error || !('exitCode' in error || 'signal' in error)) return undefined;
-  if (error.signal) return `signal ${error.signal}`;
-  return error.exitCode === null || error.exitCode === undefined ? undefined : `exit code ${error.exitCode}`;
+  if (error?.signal) return `signal ${error.signal}`;
+  return error?.exitCode === null || error?.exitCode === undefined ? undefined : `exit code ${error.exitCode}`;
 }

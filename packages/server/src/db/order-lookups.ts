@@ -40,9 +40,9 @@ export interface LookupStatements {
  * alone in about 55 µs, order numbers alone in about 17 µs, against 10–35 µs to execute; EXPLAIN's
  * planning time on PostgreSQL 15), and a batch takes only the part it needs. PostgreSQL's reads
  * connection keeps an index-only plan of each and renews it. The pairs were a semi-join
- * (`IN (SELECT * FROM unnest(…))`) before: its de-duplicating HashAggregate made the plan take 0.24–0.28 ms instead
- * of 0.09–0.15 and the execution 0.09 instead of 0.03–0.05 (100,000 payments, five pairs, on a
- * slower machine). (The pairs as `merchant_id = ANY(…) AND merchant_order_no = ANY(…)` plan in
+ * (`IN (SELECT * FROM unnest(…))`) before: its de-duplicating HashAggregate made the plan take
+ * 0.24–0.28 ms instead of 0.09–0.15 and the execution 0.09 instead of 0.03–0.05 (100,000 payments,
+ * five pairs, on a slower machine). (The pairs as `merchant_id = ANY(…) AND merchant_order_no = ANY(…)` plan in
  * 20 µs, but on a large table that was never analyzed the embedded database read payments by
  * merchantOrderNo at 40 % of the ceiling with it, 56 % with the join.)
  */
