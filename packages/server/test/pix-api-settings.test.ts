@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { TxId } from '@paygate/pix';
 import { ConfigError, parseConfig } from '../src/config.js';
-import { pixTxid } from '../src/modules/channels/pix-api.js';
+import { pixTxid } from '../src/modules/channels/pix-api/pix-api.js';
 import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paygate-pix-settings-'));

@@ -22,8 +22,8 @@ import { nodeWebhookHandler, type WebhookEvent, WebhookVerifier } from '@paygate
 import { Cob } from '@paygate/pix';
 import { parseChannels } from '../src/channel-settings.js';
 import { ChannelUnavailable } from '../src/modules/channels/connector.js';
-import { pixApiConnector, pixTxid } from '../src/modules/channels/pix-api.js';
-import { PixApiClient } from '../src/modules/channels/pix-api-client.js';
+import { pixApiConnector, pixTxid } from '../src/modules/channels/pix-api/pix-api.js';
+import { PixApiClient } from '../src/modules/channels/pix-api/client.js';
 import { reconcileReceipts } from '../src/modules/reconciliation/service.js';
 import {
   count,

@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Connector, ConnectorContext } from './connector.js';
-import { pixApiConnector } from './pix-api.js';
-import { pspSimConnector } from './psp-sim.js';
+import { pixApiConnector } from './pix-api/pix-api.js';
+import { pspSimConnector } from './psp-sim/psp-sim.js';
 import { sandboxConnector } from './sandbox.js';
 import type { ChannelSettings } from '../../channel-settings.js';
 

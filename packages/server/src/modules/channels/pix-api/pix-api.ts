@@ -9,9 +9,9 @@ import {
   type Connector,
   type ConnectorContext,
   type HintCheck,
-} from './connector.js';
-import type { ChannelSettings } from '../../channel-settings.js';
-import { PixApiClient } from './pix-api-client.js';
+} from '../connector.js';
+import type { ChannelSettings } from '../../../channel-settings.js';
+import { PixApiClient } from './client.js';
 
 type PixApiSettings = Extract<ChannelSettings, { kind: 'pix-api' }>;
 

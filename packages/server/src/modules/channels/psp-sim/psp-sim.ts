@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sign, verify } from '@paygate/psp-simulator/auth';
 import { z } from 'zod';
-import { channelSpan } from '../../observability/tracing.js';
+import { channelSpan } from '../../../observability/tracing.js';
 import {
   type ChannelState,
   ChannelUnavailable,
@@ -10,8 +10,8 @@ import {
   type ConnectorContext,
   type NotificationCheck,
   type PayerAction,
-} from './connector.js';
-import type { ChannelSettings } from '../../channel-settings.js';
+} from '../connector.js';
+import type { ChannelSettings } from '../../../channel-settings.js';
 
 type PspSimSettings = Extract<ChannelSettings, { kind: 'psp-sim' }>;
 

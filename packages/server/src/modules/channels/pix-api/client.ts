@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PIX_SCOPES, TokenAnswer } from '@paygate/pix';
 import { Agent, type Dispatcher, request } from 'undici';
-import { channelSpan } from '../../observability/tracing.js';
-import { ChannelUnavailable } from './connector.js';
+import { channelSpan } from '../../../observability/tracing.js';
+import { ChannelUnavailable } from '../connector.js';
 
 /** What the client needs of a `pix-api` channel's settings. */
 export interface PixClientSettings {
