@@ -1,0 +1,272 @@
+/**
+ * Reading and writing the XML itself, with `fast-xml-parser`: one strict front door for every
+ * message read (UTF-8 only, well-formed, no DOCTYPE and so no entity of its own, namespaces
+ * resolved on the root), small accessors that refuse a member that is missing or repeated, and one
+ * builder for every message written.
+ *
+ * @module
+ */
+import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
+
+/** A message that cannot be read: `message` is one line saying where and why. */
+export class ReadError extends Error {
+  override name = 'ReadError';
+}
+
+/** A leaf element read: its path, its text (entities decoded) and its attributes. */
+export interface Leaf {
+  readonly path: string;
+  readonly text: string;
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
+/** What the parser makes of an element: text, an object of children (and `@_` attributes), or a list. */
+export type XmlValue = string | XmlNode | XmlValue[];
+export interface XmlNode {
+  readonly [key: string]: XmlValue;
+}
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+  // Every value stays the text it was: amounts and identifiers are never turned into numbers.
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: true,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  // Entities are decoded by `decodeEntities` below, in one pass, with no limit to trip over on a
+  // file of 10,000 names holding `&amp;`; a DOCTYPE (the only place an entity could be declared) is
+  // refused before parsing.
+  processEntities: false,
+});
+
+const builder = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+  format: true,
+  indentBy: '  ',
+  suppressEmptyNode: false,
+});
+
+/** The five entities XML predefines. */
+const PREDEFINED: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
+
+/** Decodes predefined entities and character references in one pass; refuses any other `&`. */
+function decodeEntities(text: string, where: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(/&([^;&\s]{0,10});?/g, (whole, name: string) => {
+    if (!whole.endsWith(';')) throw new ReadError(`${where}: a bare '&' in text`);
+    const predefined = PREDEFINED[name];
+    if (predefined !== undefined) return predefined;
+    const ref = /^#(?:x([0-9a-fA-F]{1,6})|([0-9]{1,7}))$/.exec(name);
+    if (ref === null) throw new ReadError(`${where}: entity '&${name};' is not defined`);
+    const code = ref[1] !== undefined ? parseInt(ref[1], 16) : Number(ref[2]);
+    const allowed =
+      code === 0x9 ||
+      code === 0xa ||
+      code === 0xd ||
+      (code >= 0x20 && code <= 0xd7ff) ||
+      (code >= 0xe000 && code <= 0xfffd) ||
+      (code >= 0x10000 && code <= 0x10ffff);
+    if (!allowed) throw new ReadError(`${where}: character reference '&${name};' is not an XML character`);
+    return String.fromCodePoint(code);
+  });
+}
+
+/** The document's text: bytes decoded as UTF-8 (strictly), a leading BOM dropped. */
+function toText(xml: string | Uint8Array): string {
+  if (typeof xml === 'string') return xml.replace(/^\uFEFF/, '');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(xml);
+  } catch {
+    throw new ReadError('the file is not UTF-8');
+  }
+}
+
+/** A parsed document: its root element, the root's namespace and the prefix its elements carry. */
+export interface ParsedDocument {
+  readonly namespace: string;
+  readonly root: Element;
+}
+
+/**
+ * Parses `xml` strictly: UTF-8 only (an encoding declaration naming anything else is refused), no
+ * DOCTYPE or entity declaration (no XXE, no entity expansion), well-formed per `XMLValidator`, one
+ * root element named `Document` whose namespace is declared on it (default or prefixed). Throws
+ * {@link ReadError}.
+ */
+export function parseDocument(xml: string | Uint8Array): ParsedDocument {
+  const text = toText(xml);
+  if (/<!DOCTYPE/i.test(text)) throw new ReadError('a DOCTYPE is refused (no DTD, no entities)');
+  if (/<!ENTITY/i.test(text)) throw new ReadError('an entity declaration is refused');
+  const declaration = /^\s*<\?xml\s[^>]*?encoding\s*=\s*["']([^"']*)["']/.exec(text);
+  if (declaration !== null && !/^utf-?8$/i.test(declaration[1] ?? '')) {
+    throw new ReadError(`encoding "${declaration[1]}" is not read: UTF-8 only`);
+  }
+  const wellFormed = XMLValidator.validate(text);
+  if (wellFormed !== true) {
+    throw new ReadError(`malformed XML at line ${wellFormed.err.line}: ${wellFormed.err.msg}`);
+  }
+  const parsed: unknown = parser.parse(text);
+  if (typeof parsed !== 'object' || parsed === null) throw new ReadError('no root element');
+  const roots = Object.entries(parsed as Record<string, unknown>).filter(([key]) => !key.startsWith('?'));
+  if (roots.length !== 1) throw new ReadError(`expected one root element, found ${roots.length}`);
+  const [rootName, rootValue] = roots[0] as [string, unknown];
+  const colon = rootName.indexOf(':');
+  const prefix = colon === -1 ? '' : rootName.slice(0, colon + 1);
+  const local = rootName.slice(prefix.length);
+  if (local !== 'Document') throw new ReadError(`the root element is <${rootName}>, not <Document>`);
+  if (typeof rootValue !== 'object' || rootValue === null || Array.isArray(rootValue)) {
+    throw new ReadError('<Document> is empty or repeated');
+  }
+  const node = rootValue as XmlNode;
+  const xmlns = node[prefix === '' ? '@_xmlns' : `@_xmlns:${prefix.slice(0, -1)}`];
+  if (typeof xmlns !== 'string' || xmlns === '') throw new ReadError('<Document> declares no namespace');
+  return { namespace: xmlns, root: new Element(node, prefix, 'Document') };
+}
+
+/**
+ * One element of a parsed document, with accessors that name the path in what they throw. `prefix`
+ * is the namespace prefix of the root (`''` for a default namespace); children are looked up with
+ * it.
+ */
+export class Element {
+  constructor(
+    private readonly node: XmlNode,
+    private readonly prefix: string,
+    readonly path: string,
+  ) {}
+
+  /** Every `name` child, in order (none is an empty list). */
+  all(name: string): Element[] {
+    const value = this.node[this.prefix + name];
+    if (value === undefined) return [];
+    const list = Array.isArray(value) ? value : [value];
+    return list.map((item, index) => {
+      const path = list.length === 1 ? `${this.path}/${name}` : `${this.path}/${name}[${index + 1}]`;
+      if (typeof item === 'string') {
+        if (item !== '') throw new ReadError(`${path} holds text where elements are expected`);
+        return new Element({}, this.prefix, path);
+      }
+      if (Array.isArray(item)) throw new ReadError(`${path} is malformed`);
+      return new Element(item, this.prefix, path);
+    });
+  }
+
+  /** The `name` child, or `undefined`; refuses a repeated one. */
+  optional(name: string): Element | undefined {
+    const found = this.all(name);
+    if (found.length > 1) throw new ReadError(`${this.path}/${name} appears ${found.length} times`);
+    return found[0];
+  }
+
+  /** The `name` child; refuses a missing or repeated one. */
+  one(name: string): Element {
+    const found = this.optional(name);
+    if (found === undefined) throw new ReadError(`${this.path}/${name} is missing`);
+    return found;
+  }
+
+  /**
+   * The text and attributes of the `name` child (a leaf such as `<InstdAmt Ccy="EUR">12.30</InstdAmt>`),
+   * or `undefined` when there is none; refuses an empty, over-long or repeated one.
+   */
+  optionalLeaf(name: string, maxLength = 35): Leaf | undefined {
+    const value = this.node[this.prefix + name];
+    if (value === undefined) return undefined;
+    const path = `${this.path}/${name}`;
+    if (Array.isArray(value)) throw new ReadError(`${path} appears ${value.length} times`);
+    let raw: XmlValue | undefined = value;
+    const attributes: Record<string, string> = {};
+    if (typeof raw === 'object') {
+      for (const [key, item] of Object.entries(raw)) {
+        if (key === '#text') continue;
+        if (!key.startsWith('@_')) throw new ReadError(`${path} holds elements where text is expected`);
+        if (typeof item !== 'string') throw new ReadError(`${path}/@${key.slice(2)} is malformed`);
+        attributes[key.slice(2)] = decodeEntities(item, `${path}/@${key.slice(2)}`);
+      }
+      raw = raw['#text'] ?? '';
+    }
+    if (typeof raw !== 'string') throw new ReadError(`${path} is malformed`);
+    const text = decodeEntities(raw, path);
+    if (text === '') throw new ReadError(`${path} is empty`);
+    if (text.length > maxLength) throw new ReadError(`${path} is longer than ${maxLength} characters`);
+    return { path, text, attributes };
+  }
+
+  /** The `name` leaf; refuses a missing, empty or repeated one. */
+  leaf(name: string, maxLength = 35): Leaf {
+    const leaf = this.optionalLeaf(name, maxLength);
+    if (leaf === undefined) throw new ReadError(`${this.path}/${name} is missing`);
+    return leaf;
+  }
+
+  /** The text of the `name` child, or `undefined` when there is none; refuses an empty or repeated one. */
+  optionalText(name: string, maxLength = 35): string | undefined {
+    return this.optionalLeaf(name, maxLength)?.text;
+  }
+
+  /** The text of the `name` child; refuses a missing, empty or repeated one. */
+  text(name: string, maxLength = 35): string {
+    const text = this.optionalText(name, maxLength);
+    if (text === undefined) throw new ReadError(`${this.path}/${name} is missing`);
+    return text;
+  }
+}
+
+/** A text child as `XMLBuilder` takes it. */
+export type BuildValue = string | BuildNode | readonly BuildNode[];
+export interface BuildNode {
+  readonly [key: string]: BuildValue | undefined;
+}
+
+/**
+ * `<?xml version="1.0" encoding="UTF-8"?>` and a `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:…">`
+ * holding `body`, indented. Members whose value is `undefined` are left out; text and attribute
+ * values are escaped by the builder.
+ */
+export function buildDocument(namespace: string, body: BuildNode): string {
+  return builder.build({
+    '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' },
+    Document: { '@_xmlns': namespace, ...prune(body) },
+  }) as string;
+}
+
+/** Drops `undefined` members (the builder would write them as empty elements). */
+function prune(node: BuildNode): BuildNode {
+  const out: Record<string, BuildValue> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (value === undefined) continue;
+    if (typeof value === 'string') out[key] = value;
+    else if (isNodeList(value)) out[key] = value.map(prune);
+    else out[key] = prune(value);
+  }
+  return out;
+}
+
+function isNodeList(value: BuildValue): value is readonly BuildNode[] {
+  return Array.isArray(value);
+}
+
+/** The time at second precision in UTC, as ISO 20022's `ISODateTime` takes it: `2026-11-27T21:30:00Z`. */
+export function isoDateTime(at: Date): string {
+  if (Number.isNaN(at.getTime())) throw new RangeError('the date is not a valid date');
+  return at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Reads an `ISODateTime` (`xs:dateTime`: with `Z`, an offset, or local time, read as UTC). */
+export function readDateTime(text: string, path: string): Date {
+  const match = /^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/.exec(text);
+  if (match === null) throw new ReadError(`${path} "${text}" is not an ISODateTime`);
+  const at = new Date(match[8] === undefined ? `${text}Z` : text);
+  if (Number.isNaN(at.getTime())) throw new ReadError(`${path} "${text}" is not a valid time`);
+  return at;
+}
+
+/** Whether `text` is an `ISODate` (`YYYY-MM-DD`) naming a real day. */
+export function isIsoDate(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const at = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 10) === text;
+}
