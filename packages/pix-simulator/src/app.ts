@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { rootCertificates, type TLSSocket } from 'node:tls';
 import {
@@ -19,12 +18,20 @@ import {
   type PixScope,
   type Violacao,
 } from '@paygate/pix';
+import {
+  controlInput,
+  createControlPort,
+  listenOn,
+  lockDirectory,
+  stopListening,
+  urlHost,
+  writeFileAtomic,
+} from '@paygate/simulator-kit';
 import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import { ensureCertificates, type TlsFiles } from './certs.js';
 import type { SimulatorConfig } from './config.js';
 import { ensureCredentials, type Credentials } from './credentials.js';
-import { lockDirectory } from '@paygate/dir-lock';
 import { NOTIFICATION_MODES } from './model.js';
 import { Notifier } from './notifier.js';
 import {
@@ -41,7 +48,7 @@ import {
   webhookInvalid,
 } from './problems.js';
 import { ControlError, PixProvider } from './provider.js';
-import { Store, writeFileAtomic } from './store.js';
+import { Store } from './store.js';
 import { sameSecret, TokenIssuer } from './tokens.js';
 
 const MAX_BODY = 64 * 1024;
@@ -111,15 +118,6 @@ const controlSlow = z.strictObject({ ms: z.int().min(0).max(600_000) });
 
 // ---------------------------------------------------------------- HTTP helpers
 
-class ControlRefusal extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 function readBody(request: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -177,22 +175,6 @@ function validate<T>(
     propriedade: [prefix, ...issue.path.map(String)].filter((part) => part !== '').join('.'),
   }));
   throw refuse(`the request does not respect the schema: ${violacoes.map((v) => v.propriedade).join(', ')}`, violacoes);
-}
-
-function controlParse<T>(schema: z.ZodType<T>, body: Buffer): T {
-  let value: unknown;
-  try {
-    value = body.length === 0 ? {} : JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new ControlRefusal(400, 'the body must be JSON');
-  }
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-    throw new ControlRefusal(400, `${where}${issue?.message ?? 'invalid'}`);
-  }
-  return result.data;
 }
 
 /** `decodeURIComponent` that answers undefined for a malformed escape instead of throwing. */
@@ -432,23 +414,19 @@ export async function createSimulator(config: SimulatorConfig, deps: SimulatorDe
 
   // ---- test controls (plain HTTP JSON, own port)
 
-  async function control(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const method = request.method ?? 'GET';
-    const path = new URL(request.url ?? '/', 'http://control.invalid').pathname;
-    const body = await readBody(request);
-    if (method === 'GET' && path === '/healthz') return send(response, 200, { ok: true });
-    if (method === 'GET' && path === '/control/channel') return send(response, 200, simulator.channel());
-    if (method === 'GET' && path === '/control/state') {
-      return send(response, 200, {
+  const controlParse = <T>(schema: z.ZodType<T>, body: Buffer): T => controlInput(schema, body, {});
+  const controls = createControlPort({
+    log,
+    refusal: (error) => (error instanceof ControlError || error instanceof ApiProblem ? error : undefined),
+    routes: {
+      'GET /control/channel': () => simulator.channel(),
+      'GET /control/state': () => ({
         availability,
         slowMs,
         notifications: store.mode,
         pendingCallbacks: store.outbox.size,
-      });
-    }
-    if (method !== 'POST') throw new ControlRefusal(404, 'not found');
-    switch (path) {
-      case '/control/pay': {
+      }),
+      'POST /control/pay': ({ body }) => {
         const input = controlParse(controlPay, body);
         const payer = input.payer && {
           ...(input.payer.name !== undefined ? { nome: input.payer.name } : {}),
@@ -459,40 +437,15 @@ export async function createSimulator(config: SimulatorConfig, deps: SimulatorDe
           ...(payer !== undefined ? { payer } : {}),
           ...(input.amount !== undefined ? { amount: input.amount } : {}),
         });
-        return send(response, 200, provider.view(paid));
-      }
-      case '/control/remove':
-        return send(response, 200, provider.view(provider.removeByPsp(controlParse(controlTxid, body).txid)));
-      case '/control/notifications':
-        provider.setMode(controlParse(controlMode, body).mode);
-        return send(response, 200, { ok: true });
-      case '/control/tokens/revoke':
-        provider.revokeTokens();
-        return send(response, 200, { ok: true });
-      case '/control/availability':
-        await simulator.setAvailability(controlParse(controlAvailability, body).mode);
-        return send(response, 200, { ok: true });
-      case '/control/slow':
-        simulator.setSlow(controlParse(controlSlow, body).ms);
-        return send(response, 200, { ok: true });
-      default:
-        throw new ControlRefusal(404, 'not found');
-    }
-  }
-
-  const controlServer: Server = createHttpServer((request, response) => {
-    control(request, response).catch((error: unknown) => {
-      if (error instanceof ControlRefusal || error instanceof ControlError) {
-        if (!response.headersSent) send(response, error.status, { error: error.message });
-        return;
-      }
-      if (error instanceof ApiProblem) {
-        if (!response.headersSent) send(response, error.status, { error: error.message });
-        return;
-      }
-      log.error({ err: error, method: request.method, url: request.url }, 'control request failed');
-      if (!response.headersSent) send(response, 500, { error: 'internal error' });
-    });
+        return provider.view(paid);
+      },
+      'POST /control/remove': ({ body }) => provider.view(provider.removeByPsp(controlParse(controlTxid, body).txid)),
+      'POST /control/notifications': ({ body }) => provider.setMode(controlParse(controlMode, body).mode),
+      'POST /control/tokens/revoke': () => provider.revokeTokens(),
+      'POST /control/availability': ({ body }) =>
+        simulator.setAvailability(controlParse(controlAvailability, body).mode),
+      'POST /control/slow': ({ body }) => simulator.setSlow(controlParse(controlSlow, body).ms),
+    },
   });
 
   // ---- lifecycle
@@ -513,23 +466,7 @@ export async function createSimulator(config: SimulatorConfig, deps: SimulatorDe
       });
   };
 
-  const listenOn = (server: Server, port: number) =>
-    new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, config.host, () => {
-        server.off('error', reject);
-        resolve((server.address() as AddressInfo).port);
-      });
-    });
-  const stopListening = (server: Server) =>
-    new Promise<void>((resolve) => {
-      if (!server.listening) return resolve();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-
-  const displayHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  const hostPart = displayHost.includes(':') ? `[${displayHost}]` : displayHost;
+  const hostPart = urlHost(config.host);
 
   const simulator: Simulator = {
     config,
@@ -566,17 +503,16 @@ export async function createSimulator(config: SimulatorConfig, deps: SimulatorDe
       };
     },
     async listen() {
-      apiPort = await listenOn(apiServer, config.port);
+      apiPort = await listenOn(apiServer, config.port, config.host);
       provider.options.locationHost = `${hostPart}:${apiPort}`;
-      const controlPort = await listenOn(controlServer, config.controlPort);
-      (simulator as { controlUrl: string }).controlUrl = `http://${hostPart}:${controlPort}`;
+      (simulator as { controlUrl: string }).controlUrl = await controls.listen(config.controlPort, config.host);
       writeFileAtomic(join(config.dataDir, 'channel.json'), `${JSON.stringify(simulator.channel(), null, 2)}\n`);
       loop();
     },
     step,
     async setAvailability(next) {
       if (next === 'refuse' && availability !== 'refuse') await stopListening(apiServer);
-      if (next !== 'refuse' && availability === 'refuse') await listenOn(apiServer, apiPort);
+      if (next !== 'refuse' && availability === 'refuse') await listenOn(apiServer, apiPort, config.host);
       availability = next;
       log.info({ availability }, 'availability changed');
     },
@@ -588,7 +524,7 @@ export async function createSimulator(config: SimulatorConfig, deps: SimulatorDe
       if (closed) return;
       closed = true;
       if (timer) clearTimeout(timer);
-      await Promise.all([stopListening(apiServer), stopListening(controlServer)]);
+      await Promise.all([stopListening(apiServer), controls.close()]);
       await inFlight;
       notifier.close();
       store.close();

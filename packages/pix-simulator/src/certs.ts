@@ -3,7 +3,7 @@ import { webcrypto } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { writeFileAtomic } from './store.js';
+import { writeFileAtomic } from '@paygate/simulator-kit';
 
 /** node's WebCrypto, typed as the library's provider parameter (the DOM's `Crypto`). */
 const crypto = webcrypto as unknown as NonNullable<Parameters<typeof x509.X509CertificateGenerator.create>[1]>;

@@ -1,4 +1,7 @@
 import { resolve } from 'node:path';
+import { ConfigError, envInteger as integer, envPort, envText as text } from '@paygate/simulator-kit';
+
+export { ConfigError };
 
 /** The simulator's settings, parsed once from the environment and frozen. */
 export interface SimulatorConfig {
@@ -21,30 +24,11 @@ export interface SimulatorConfig {
   readonly logLevel: string;
 }
 
-export class ConfigError extends Error {}
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-function text(env: NodeJS.ProcessEnv, name: string, fallback: string, max: number): string {
-  const value = env[name] || fallback;
-  if (value.length > max || !/^[\x20-\x7e]+$/.test(value)) {
-    throw new ConfigError(`${name} must be at most ${max} printable ASCII characters, got "${value}"`);
-  }
-  return value;
-}
-
 export function parseConfig(env: NodeJS.ProcessEnv): SimulatorConfig {
   return Object.freeze({
     host: env.HOST || '127.0.0.1',
-    port: integer(env, 'PIX_PORT', 9200, 0, 65_535),
-    controlPort: integer(env, 'PIX_CONTROL_PORT', 9201, 0, 65_535),
+    port: envPort(env, 'PIX_PORT', 9200),
+    controlPort: envPort(env, 'PIX_CONTROL_PORT', 9201),
     dataDir: resolve(env.PIX_DATA_DIR || '.paygate-pix'),
     tokenTtlS: integer(env, 'PIX_TOKEN_TTL', 3_600, 1),
     merchantName: text(env, 'PIX_MERCHANT_NAME', 'PAYGATE SANDBOX', 25),

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from './store.js';
+import { writeFileAtomic } from '@paygate/simulator-kit';
 
 const Credentials = z.strictObject({
   clientId: z.string().min(1),

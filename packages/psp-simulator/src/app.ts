@@ -2,6 +2,14 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import {
+  ControlRefusal,
+  controlInput,
+  createControlPort,
+  readBody,
+  sendJson as json,
+  writeFileAtomic,
+} from '@paygate/simulator-kit';
 import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import { NonceCache, verify } from './auth.js';
@@ -10,9 +18,7 @@ import { METHODS } from './model.js';
 import { Notifier } from './notifier.js';
 import { PAGE_CSP, escapeHtml, pageCsp, renderPayPage } from './page.js';
 import { Provider, ProviderError } from './provider.js';
-import { Store, writeFileAtomic } from './store.js';
-
-const MAX_BODY = 64 * 1024;
+import { Store } from './store.js';
 
 const amount = z
   .string()
@@ -62,60 +68,6 @@ const completePayment = z.strictObject({
 const completePayout = z.strictObject({ reference, status: z.enum(['SUCCEEDED', 'FAILED']) });
 const returnPayout = z.strictObject({ reference });
 const notificationMode = z.strictObject({ mode: z.enum(['normal', 'drop', 'duplicate', 'reverse']) });
-
-/** A refusal answered as `{"error": reason}`. */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function parse<T>(schema: z.ZodType<T>, body: Buffer): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new HttpError(400, 'the body must be JSON');
-  }
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-    throw new HttpError(400, `${where}${issue?.message ?? 'invalid'}`);
-  }
-  return result.data;
-}
-
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) {
-        reject(new HttpError(413, 'the body is too large'));
-        request.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
-
-function json(response: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value);
-  response.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'cache-control': 'no-store',
-  });
-  response.end(body);
-}
 
 function html(response: ServerResponse, status: number, body: string, csp = PAGE_CSP): void {
   response.writeHead(status, {
@@ -183,7 +135,7 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
 
   const writeSettlement = (date: string): string => {
     const csv = provider.settlement(date);
-    writeFileAtomic(join(settlementDir, `${date}.csv`), csv);
+    writeFileAtomic(join(settlementDir, `${date}.csv`), csv, { mode: 0o666 });
     return csv;
   };
 
@@ -195,20 +147,50 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
     );
     if (!result.ok) {
       log.warn({ method: request.method, url: request.url, reason: result.reason }, 'request refused');
-      throw new HttpError(401, 'unauthorized');
+      throw new ControlRefusal(401, 'unauthorized');
     }
   }
 
   const chargeFor = (ref: string) => {
     const charge = provider.chargeByReference(ref);
-    if (!charge) throw new HttpError(404, `no charge with reference ${ref}`);
+    if (!charge) throw new ControlRefusal(404, `no charge with reference ${ref}`);
     return charge;
   };
   const transferFor = (ref: string) => {
     const transfer = provider.transferByReference(ref);
-    if (!transfer) throw new HttpError(404, `no transfer with reference ${ref}`);
+    if (!transfer) throw new ControlRefusal(404, `no transfer with reference ${ref}`);
     return transfer;
   };
+
+  const controls = createControlPort({
+    log,
+    refusal: (error) => (error instanceof ProviderError ? error : undefined),
+    routes: {
+      'POST /control/payments/complete': ({ body }) => {
+        const input = controlInput(completePayment, body);
+        provider.settleCharge(
+          chargeFor(input.reference),
+          input.status === 'SUCCEEDED'
+            ? {
+                paid: true,
+                ...(input.paidAmount !== undefined ? { paidAmount: input.paidAmount } : {}),
+                ...(input.payer !== undefined ? { payer: input.payer } : {}),
+              }
+            : { paid: false },
+        );
+      },
+      'POST /control/payouts/complete': ({ body }) => {
+        const input = controlInput(completePayout, body);
+        provider.completeTransfer(transferFor(input.reference), input.status === 'SUCCEEDED');
+      },
+      'POST /control/payouts/return': ({ body }) => {
+        provider.returnTransfer(transferFor(controlInput(returnPayout, body).reference));
+      },
+      'POST /control/notifications': ({ body }) => {
+        provider.setMode(controlInput(notificationMode, body).mode);
+      },
+    },
+  });
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const method = request.method ?? 'GET';
@@ -223,7 +205,7 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
     if (path.startsWith('/v1/')) {
       authenticate(request, body);
       if (method === 'POST' && path === '/v1/charges') {
-        const { charge, created } = provider.createCharge(parse(chargeRequest, body));
+        const { charge, created } = provider.createCharge(controlInput(chargeRequest, body));
         return json(response, created ? 201 : 200, provider.chargeView(charge));
       }
       if (method === 'GET' && path === '/v1/charges') {
@@ -237,7 +219,7 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
         return json(response, 200, provider.chargeView(canceled));
       }
       if (method === 'POST' && path === '/v1/transfers') {
-        const { transfer, created } = provider.createTransfer(parse(transferRequest, body));
+        const { transfer, created } = provider.createTransfer(controlInput(transferRequest, body));
         return json(response, created ? 201 : 200, provider.transferView(transfer));
       }
       if (method === 'GET' && path === '/v1/transfers') {
@@ -256,7 +238,7 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
         response.end(csv);
         return;
       }
-      throw new HttpError(404, 'not found');
+      throw new ControlRefusal(404, 'not found');
     }
 
     // The hosted payer page: what the payer's browser opens (no authentication, like a real checkout link).
@@ -286,44 +268,17 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
         response.end();
         return;
       }
-      throw new HttpError(405, 'method not allowed');
+      throw new ControlRefusal(405, 'method not allowed');
     }
 
     // Test controls: plain JSON POSTs without authentication (decisions.md, "Channels").
-    if (method === 'POST' && path === '/control/payments/complete') {
-      const input = parse(completePayment, body);
-      provider.settleCharge(
-        chargeFor(input.reference),
-        input.status === 'SUCCEEDED'
-          ? {
-              paid: true,
-              ...(input.paidAmount !== undefined ? { paidAmount: input.paidAmount } : {}),
-              ...(input.payer !== undefined ? { payer: input.payer } : {}),
-            }
-          : { paid: false },
-      );
-      return json(response, 200, { ok: true });
-    }
-    if (method === 'POST' && path === '/control/payouts/complete') {
-      const input = parse(completePayout, body);
-      provider.completeTransfer(transferFor(input.reference), input.status === 'SUCCEEDED');
-      return json(response, 200, { ok: true });
-    }
-    if (method === 'POST' && path === '/control/payouts/return') {
-      const input = parse(returnPayout, body);
-      provider.returnTransfer(transferFor(input.reference));
-      return json(response, 200, { ok: true });
-    }
-    if (method === 'POST' && path === '/control/notifications') {
-      provider.setMode(parse(notificationMode, body).mode);
-      return json(response, 200, { ok: true });
-    }
-    throw new HttpError(404, 'not found');
+    if (path.startsWith('/control/')) return controls.handle(method, url, body, response);
+    throw new ControlRefusal(404, 'not found');
   }
 
   const server = createServer((request, response) => {
     route(request, response).catch((error: unknown) => {
-      if (error instanceof HttpError || error instanceof ProviderError) {
+      if (error instanceof ControlRefusal || error instanceof ProviderError) {
         if (!response.headersSent) json(response, error.status, { error: error.message });
         return;
       }

@@ -1,4 +1,7 @@
 import { resolve } from 'node:path';
+import { ConfigError } from '@paygate/simulator-kit';
+
+export { ConfigError };
 
 /** The simulator's settings, parsed once from the environment and frozen. */
 export interface SimulatorConfig {
@@ -18,8 +21,6 @@ export interface SimulatorConfig {
   readonly notifyTimeoutMs: number;
   readonly logLevel: string;
 }
-
-export class ConfigError extends Error {}
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
   const raw = env[name];
