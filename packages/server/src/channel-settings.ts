@@ -1,8 +1,11 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { isBic, normalizeIban } from '@paygate/iso20022';
+import ssh2 from 'ssh2';
 import { z } from 'zod';
 import { currencyInfo } from './catalog.js';
+import { parseDuration } from './duration.js';
 import { httpUrl, parseHttpUrl } from './http/url.js';
 
 /** One channel of PAYGATE_CHANNELS: its name, kind, what it serves, and its kind's settings. */
@@ -133,7 +136,90 @@ const pixApi = z
     }
   });
 
-const channelSchema = z.discriminatedUnion('kind', [pspSim, pixApi]);
+/** An OpenSSH (or PEM) private key file ssh2 can use, unencrypted: the platform's SFTP identity. */
+const sshPrivateKeyFile = z
+  .string()
+  .min(1, 'required')
+  .superRefine((path, ctx) => {
+    const text = readPem(path, ctx);
+    if (text === undefined) return;
+    const parsed = ssh2.utils.parseKey(text);
+    const key = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (key instanceof Error || key === undefined || !key.isPrivateKey()) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `not an unencrypted OpenSSH or PEM private key (${key instanceof Error ? key.message : 'no private key'})`,
+      });
+    }
+  });
+
+/** A directory on the bank's server: an absolute path, kept without a trailing slash. */
+const remoteDir = z
+  .string()
+  .regex(/^\/[^\0]*$/, 'an absolute path on the server, such as /upload')
+  .transform((dir) => (dir.length > 1 ? dir.replace(/\/+$/, '') : dir));
+
+/** A duration such as 60s or 5m (at least one second). */
+const every = z.string().transform((text, ctx) => {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < 1_000) {
+    ctx.addIssue({ code: 'custom', message: 'a duration of at least 1s, such as 60s or 5m' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/**
+ * Kind `sepa-sftp` (decisions.md, "SEPA payouts: ISO 20022 files with a bank"): EUR payouts as
+ * SEPA Credit Transfers in pain.001 files uploaded to the bank over SFTP, its pain.002 and
+ * camt.054 read back. The key file is read and parsed here, at start-up; the IBAN and BIC are
+ * checked with @paygate/iso20022 (ibantools).
+ */
+const sepaSftp = z
+  .object({
+    ...common,
+    kind: z.literal('sepa-sftp'),
+    methods: z.array(method).max(0, 'a sepa-sftp channel only pays out: methods must be []').default([]),
+    payouts: z
+      .array(z.string())
+      .refine((p) => p.length === 1 && p[0] === 'EUR', 'a sepa-sftp channel pays out EUR: payouts must be ["EUR"]'),
+    host: z.string().min(1, 'required'),
+    port: z.number().int().min(1).max(65_535).default(22),
+    username: z.string().min(1, 'required'),
+    privateKeyFile: sshPrivateKeyFile,
+    hostKey: z
+      .string()
+      .regex(
+        /^SHA256:[A-Za-z0-9+/]{43}$/,
+        'the server host key fingerprint as ssh-keygen -lf prints it: SHA256: and 43 base64 characters',
+      ),
+    uploadDir: remoteDir,
+    downloadDir: remoteDir,
+    debtor: z
+      .object({
+        name: z.string().min(1, 'required').max(70, 'at most 70 characters'),
+        iban: z.string().transform((raw, ctx) => {
+          const iban = normalizeIban(raw);
+          if (iban === undefined) {
+            ctx.addIssue({ code: 'custom', message: 'not an IBAN (country length and mod-97 check)' });
+            return z.NEVER;
+          }
+          return iban;
+        }),
+        bic: z
+          .string()
+          .refine((bic) => isBic(bic), 'not a BIC (8 or 11 characters, upper case)')
+          .optional(),
+      })
+      .strict(),
+    batchEvery: every.default(60_000),
+    pollEvery: every.default(60_000),
+    /** Milliseconds the connection and each SFTP operation may take (default 10000). */
+    timeoutMs: z.number().int().min(100).max(120_000).default(10_000),
+  })
+  .strict();
+
+const channelSchema = z.discriminatedUnion('kind', [pspSim, pixApi, sepaSftp]);
 
 const fileSchema = z
   .object({ channels: z.array(channelSchema) })

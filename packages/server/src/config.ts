@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { httpUrl } from './http/url.js';
 import { type ChannelSettings, loadChannelsFile } from './channel-settings.js';
 import { DEFAULT_FEES, type FeeSchedule, feesJson } from './fees.js';
+import { parseDuration } from './duration.js';
 
 /** Where the platform runs: keys, access keys and data of one never work in the other. */
 export type Environment = 'sandbox' | 'production';
@@ -69,15 +70,8 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
-const DURATION = /^(\d+)(ms|s|m|h|d)$/;
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** Parses `500ms`, `30s`, `5m`, `2h`, `1d` into milliseconds. */
-export function parseDuration(text: string): number | undefined {
-  const match = DURATION.exec(text.trim());
-  if (!match) return undefined;
-  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-}
+/** Durations (`500ms`, `30s`, `5m`), shared with the channels file's settings. */
+export { parseDuration };
 
 /**
  * The default delivery schedule: quick retries first, then backing off to every few hours, about

@@ -77,7 +77,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     ...options.webhooks,
     observer: metrics,
   });
-  const channels = channelRegistry(config, { metrics, now });
+  const channels = channelRegistry(config, { metrics, now, db });
   // Disabling a merchant ends its portal sessions in the same transaction (`portal` exists by then).
   const merchants: Merchants = new Merchants(db, config.environment, now, {
     onDisabled: (tx, merchantId) => portal.endSessions(tx, merchantId),

@@ -27,6 +27,9 @@ const OWNERS: Readonly<Record<string, string>> = {
   login_attempts: 'modules/portal/',
   channel_notifications: 'modules/channels/',
   channel_nonces: 'modules/channels/',
+  sepa_files: 'modules/channels/',
+  sepa_file_payouts: 'modules/channels/',
+  sepa_inbox: 'modules/channels/',
 };
 
 /**

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import type { ClaimedPoll, PollClaim, ServedOrder } from '../../db/order-polls.js';
 import { DomainError } from '../../errors.js';
 import type { ChannelUpdate } from './connector.js';
@@ -13,12 +13,16 @@ import type { ChannelRegistry } from './registry.js';
 export interface ChannelOrders {
   /** The order an order number names, with the channel that serves it (undefined: no such order). */
   servedBy(orderNo: string): Promise<ServedOrder | undefined>;
-  /** Moves the order as its channel reports; `locked` is told the status its row lock found. */
+  /**
+   * Moves the order as its channel reports; `locked` is told the status its row lock found.
+   * `within`: inside the caller's transaction (a bank file applied as a whole).
+   */
   applyChannelReport(
     merchantId: bigint,
     input: unknown,
     channel: string | null,
     locked?: (status: string) => void,
+    within?: Queryable,
   ): Promise<{ readonly status: string }>;
   /** Claims the orders due for a status query at their channel. */
   claimDuePolls(claim: PollClaim): Promise<ClaimedPoll[]>;
@@ -33,7 +37,12 @@ export interface ChannelPayments extends ChannelOrders {
 /** What the channels layer asks of the payouts service besides ChannelOrders. */
 export interface ChannelPayouts extends ChannelOrders {
   /** Returns a sent payout as its channel reports. */
-  returnPayout(merchantId: bigint, input: unknown, channel: string | null): Promise<{ readonly status: string }>;
+  returnPayout(
+    merchantId: bigint,
+    input: unknown,
+    channel: string | null,
+    within?: Queryable,
+  ): Promise<{ readonly status: string }>;
   /** No more polls of a PENDING payout its channel never got. */
   stopPolling(id: bigint): Promise<void>;
 }
@@ -80,8 +89,14 @@ export async function applyUpdate(
   services: ChannelServices,
   channel: string,
   update: ChannelUpdate,
+  /**
+   * Apply inside this transaction, the order already known (kind sepa-sftp: every update of a
+   * bank file commits together with the file's record, or none does).
+   */
+  within?: { readonly tx: Queryable; readonly order: Pick<ServedOrder, 'merchantId' | 'channel'> },
 ): Promise<ApplyResult> {
-  const order = await owner(services, update);
+  const order = within?.order ?? (await owner(services, update));
+  const tx = within?.tx;
   if (!order) return { outcome: 'unknown_order' };
   if (order.channel !== channel) {
     return { outcome: 'wrong_channel', detail: `the order is served by ${order.channel ?? 'the sandbox channel'}` };
@@ -128,8 +143,11 @@ export async function applyUpdate(
         },
         channel,
         locked,
+        tx,
       );
-      return moved(await services.payouts.returnPayout(merchantId, { orderNo, refundNo: update.refundNo }, channel));
+      return moved(
+        await services.payouts.returnPayout(merchantId, { orderNo, refundNo: update.refundNo }, channel, tx),
+      );
     }
     const view = await services.payouts.applyChannelReport(
       merchantId,
@@ -140,6 +158,7 @@ export async function applyUpdate(
       },
       channel,
       locked,
+      tx,
     );
     return moved(view);
   } catch (error) {

@@ -6,6 +6,8 @@
  * orders through the same service methods the sandbox helpers use.
  */
 import type { PayerAction } from '@paygate/wire';
+import type { Db } from '../../db/db.js';
+import type { FieldError } from '../../errors.js';
 import type { Metrics } from '../../observability/metrics.js';
 
 /** The statuses a channel can report, in the platform's names. */
@@ -88,6 +90,15 @@ export interface ChannelPayoutOrder {
     readonly documentNumber?: string | undefined;
   };
 }
+
+/**
+ * A channel's own rules for a payee, checked at create before anything is reserved: the payee as
+ * the channel keeps it (an IBAN without its spaces, upper-cased), or the fields it refuses
+ * (named as the request names them: `payee.accountNumber`).
+ */
+export type PayeeCheck =
+  | { readonly ok: true; readonly payee: Partial<ChannelPayoutOrder['payee']> }
+  | { readonly ok: false; readonly errors: readonly FieldError[] };
 
 /** A reference to an order already at the channel. */
 export interface ChannelOrderRef {
@@ -174,6 +185,11 @@ export interface Connector {
    * ChannelUnavailable (the order then stays as it is: the cancel is refused, the expiry retried).
    */
   cancelPayment?(order: ChannelOrderRef): Promise<CancelOutcome>;
+  /**
+   * The channel's rules for a payee (kind sepa-sftp: an IBAN, a BIC, a name of 1–70 characters),
+   * asked at create: a payee refused is 400 VALIDATION_FAILED naming the field, nothing reserved.
+   */
+  validatePayee?(payee: ChannelPayoutOrder['payee']): PayeeCheck;
   /** Sends a payout to the channel (idempotent on orderNo); throws ChannelUnavailable. */
   createPayout(order: ChannelPayoutOrder): Promise<{ channelTradeNo: string | undefined }>;
   /** Withdraws a payout not yet sent; false when the channel has already acted on it. */
@@ -206,4 +222,9 @@ export interface ConnectorContext {
   readonly publicUrl: string;
   readonly metrics: Pick<Metrics, 'channelCall'> | undefined;
   readonly now: () => number;
+  /**
+   * The platform's database, for connectors that keep records of their own (kind sepa-sftp: the
+   * files sent and read, in the channels module's tables). Undefined where nothing is stored.
+   */
+  readonly db?: Db | undefined;
 }

@@ -2,6 +2,7 @@ import type { Config } from '../../config.js';
 import type { Connector, ConnectorContext } from './connector.js';
 import { pixApiConnector } from './pix-api/pix-api.js';
 import { pspSimConnector } from './psp-sim/psp-sim.js';
+import { sepaSftpConnector } from './sepa-sftp/sepa-sftp.js';
 import { sandboxConnector } from './sandbox.js';
 import type { ChannelSettings } from '../../channel-settings.js';
 
@@ -50,6 +51,8 @@ function connectorFor(settings: ChannelSettings, context: ConnectorContext): Con
       return pspSimConnector(settings, context);
     case 'pix-api':
       return pixApiConnector(settings, context);
+    case 'sepa-sftp':
+      return sepaSftpConnector(settings, context);
   }
 }
 

@@ -30,13 +30,13 @@ import { ulid } from '../../ids.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
 import { currencyInfo, scaleOf } from '../../catalog.js';
-import { ChannelUnavailable } from '../channels/connector.js';
+import { type ChannelPayoutOrder, ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';
 import { insufficientBalance } from './errors.js';
 import { isInsufficientBalance, type Ledger } from '../ledger/service.js';
 import { PAYOUT_STATES } from '../orders/states.js';
-import { type Decide, orderEvent, stay, transition } from '../orders/transition.js';
+import { applyMove, type Decide, orderEvent, stay, transition } from '../orders/transition.js';
 import type { BookDay, BookRow } from '../orders/book.js';
 import { notTheChannel } from '../orders/errors.js';
 import { OrderLookups } from '../../db/order-lookups.js';
@@ -190,11 +190,18 @@ export class Payouts {
         message: `a positive decimal string with at most ${currency.scale} fraction digits, no sign or exponent`,
       });
     }
-    if (currency && this.channels && !this.channels.routePayout(currency.code)) {
+    const connector = currency && this.channels ? this.channels.routePayout(currency.code) : undefined;
+    if (currency && this.channels && !connector) {
       errors.push({ field: 'currency', message: `no channel serves payouts in ${currency.code}` });
     }
+    // The channel's own payee rules (kind sepa-sftp: an IBAN, a BIC, a name of 1–70 characters),
+    // before anything is reserved; a payee it normalizes (an IBAN's spaces) is stored as it says.
+    let payee = parsed.payee;
+    const checked = connector?.validatePayee?.(parsed.payee);
+    if (checked && !checked.ok) errors.push(...checked.errors);
+    else if (checked?.ok) payee = { ...payee, ...checked.payee };
     if (errors.length > 0) throw validationFailed(errors);
-    return { ...parsed, amountMinor: amountMinor as bigint };
+    return { ...parsed, payee, amountMinor: amountMinor as bigint };
   }
 
   /**
@@ -321,7 +328,7 @@ export class Payouts {
   async confirm(merchantId: bigint, ref: OrderRef): Promise<PayoutView> {
     const sent = await this.sendToChannel(merchantId, ref);
     try {
-      const row = await this.transition(merchantId, ref, (row) =>
+      const row = await this.transition(merchantId, ref, undefined, (row) =>
         row.confirmed_at !== null || row.status === 'PROCESSING'
           ? stay(row)
           : {
@@ -416,9 +423,10 @@ export class Payouts {
     input: unknown,
     channel: string | null = null,
     locked?: (status: string) => void,
+    within?: Queryable,
   ): Promise<PayoutView> {
     const report = parseInput(this.reportSchema, input);
-    const row = await this.transition(merchantId, { orderNo: report.orderNo }, (row) => {
+    const row = await this.transition(merchantId, { orderNo: report.orderNo }, within, (row) => {
       locked?.(row.status);
       if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
       if (row.status === report.status) return stay(row);
@@ -453,11 +461,16 @@ export class Payouts {
    * own eventId, retried for 24 h. Applied once per order and once per refundNo: a repeat of
    * either credits nothing and returns the order that refund applied to.
    */
-  async returnPayout(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PayoutView> {
+  async returnPayout(
+    merchantId: bigint,
+    input: unknown,
+    channel: string | null = null,
+    within?: Queryable,
+  ): Promise<PayoutView> {
     const request = parseInput(this.returnSchema, input);
     const refundNo = request.refundNo ?? `RF${ulid(this.now())}`;
     try {
-      const row = await this.transition(merchantId, { orderNo: request.orderNo }, async (row, tx) => {
+      const row = await this.transition(merchantId, { orderNo: request.orderNo }, within, async (row, tx) => {
         if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
         if (row.status === 'REFUNDED') return stay(row);
         const applied = request.refundNo === undefined ? undefined : await this.refunded(tx, merchantId, refundNo);
@@ -485,7 +498,7 @@ export class Payouts {
       // A concurrent return of another order with the same refundNo committed first (the unique
       // index on the merchant's refund numbers decided); this order's row lock rules out a
       // concurrent return of the same order.
-      if (sqlState(error) === UNIQUE_VIOLATION) {
+      if (sqlState(error) === UNIQUE_VIOLATION && within === undefined) {
         const applied = await this.refunded(this.db, merchantId, refundNo);
         if (applied) return this.view(applied);
       }
@@ -493,9 +506,24 @@ export class Payouts {
     }
   }
 
-  /** A state change of one payout through the shared helper: its row locked, the move checked against PAYOUT_STATES. */
-  private transition(merchantId: bigint, ref: OrderRef, decide: Decide<PayoutRow, PayoutStatus>): Promise<PayoutRow> {
-    return transition(this.db, PAYOUT_STATES, (tx) => this.findIn(tx, merchantId, ref, true), decide, this.now);
+  /**
+   * A state change of one payout through the shared helper: its row locked, the move checked
+   * against PAYOUT_STATES. In a transaction of its own, or `within` the caller's (a bank file
+   * applied as a whole: every change of the file commits together or none does).
+   */
+  private async transition(
+    merchantId: bigint,
+    ref: OrderRef,
+    within: Queryable | undefined,
+    decide: Decide<PayoutRow, PayoutStatus>,
+  ): Promise<PayoutRow> {
+    if (within === undefined) {
+      return transition(this.db, PAYOUT_STATES, (tx) => this.findIn(tx, merchantId, ref, true), decide, this.now);
+    }
+    const row = await this.findIn(within, merchantId, ref, true);
+    const step = await decide(row, within);
+    if (step.kind === 'stay') return step.row;
+    return applyMove(within, PAYOUT_STATES, row, step, new Date(this.now()));
   }
 
   /** Sets `assignments` ($1 is the row id, the values follow from $2) and returns the updated row. */
@@ -514,6 +542,64 @@ export class Payouts {
       refundNo,
     ]);
     return result.rows[0];
+  }
+
+  /**
+   * When the oldest confirmed payout of `channel` not yet in a batch was confirmed (channels that
+   * send payouts in files, kind sepa-sftp: it opens the next batch); undefined when there is none.
+   */
+  async oldestUnbatched(channel: string): Promise<Date | undefined> {
+    const result = await this.db.query<{ confirmed_at: Date | null }>(
+      `SELECT min(confirmed_at) AS confirmed_at FROM payouts
+        WHERE channel = $1 AND status = 'PROCESSING' AND channel_batch IS NULL`,
+      [channel],
+    );
+    return result.rows[0]?.confirmed_at ?? undefined;
+  }
+
+  /**
+   * Assigns `batch` to every confirmed payout of `channel` not yet in a batch and confirmed by
+   * `until`, inside the caller's transaction, and returns them (oldest first) with their payee.
+   * The UPDATE's row locks decide between two instances closing a batch at once: the second
+   * waits for the first, then finds those rows batched and leaves them, so no payout is ever in
+   * two batches; a rollback (a file that failed its checks) leaves them unbatched.
+   */
+  async assignBatch(
+    tx: Queryable,
+    channel: string,
+    until: Date,
+    batch: string,
+  ): Promise<(ChannelPayoutOrder & { readonly merchantId: bigint; readonly amountMinor: bigint })[]> {
+    const result = await tx.query<PayoutRow>(
+      `UPDATE payouts SET channel_batch = $3
+        WHERE channel = $1 AND status = 'PROCESSING' AND channel_batch IS NULL AND confirmed_at <= $2
+        RETURNING ${PAYOUT_COLUMNS}`,
+      [channel, until, batch],
+    );
+    return result.rows
+      .sort((a, b) => (a.confirmed_at?.getTime() ?? 0) - (b.confirmed_at?.getTime() ?? 0) || Number(a.id - b.id))
+      .map((row) => ({
+        orderNo: row.order_no,
+        merchantId: row.merchant_id,
+        currency: row.currency,
+        amount: formatAmount(row.amount_minor, scaleOf(row.currency)),
+        amountMinor: row.amount_minor,
+        payee: {
+          name: row.payee_name,
+          accountNumber: row.payee_account_number,
+          bankCode: row.payee_bank_code ?? undefined,
+          documentNumber: row.payee_document ?? undefined,
+        },
+      }));
+  }
+
+  /** The batch (a file's MsgId) a payout was sent in; undefined while it is in none. */
+  async batchOf(orderNo: string): Promise<string | undefined> {
+    const result = await this.db.query<{ channel_batch: string | null }>(
+      'SELECT channel_batch FROM payouts WHERE order_no = $1',
+      [orderNo],
+    );
+    return result.rows[0]?.channel_batch ?? undefined;
   }
 
   /** The merchant, channel and state of an order number (channel updates); `undefined` when there is no such order. */
