@@ -15,7 +15,7 @@
  * @module
  */
 import { type Party } from './pain001.js';
-import { normalizeIban } from './text.js';
+import { isPlainText, normalizeIban } from './text.js';
 import { type BuildNode, type Element, ReadError, buildDocument, isIsoDate, isoDateTime, readDateTime } from './xml.js';
 
 /** The namespace of `camt.054.001.08`. */
@@ -99,8 +99,8 @@ function code(value: string, member: string): string {
 
 function text35(value: string | undefined, member: string): string | undefined {
   if (value === undefined) return undefined;
-  if (value.length < 1 || value.length > 35 || value.trim() !== value) {
-    throw new Camt054Error(`${member} "${value}" must be 1–35 characters without surrounding spaces`);
+  if (value.length < 1 || value.length > 35 || value.trim() !== value || !isPlainText(value)) {
+    throw new Camt054Error(`${member} "${value}" must be 1–35 characters, no control character or surrounding space`);
   }
   return value;
 }
@@ -117,7 +117,9 @@ export function writeCamt054(notification: Omit<Camt054, 'kind'> & { readonly ac
   const iban = normalizeIban(notification.account.iban);
   if (iban === undefined) throw new Camt054Error(`account.iban "${notification.account.iban}" is not a valid IBAN`);
   const ownerName = notification.account.name.trim();
-  if (ownerName.length > 140) throw new Camt054Error('account.name is longer than 140 characters');
+  if (ownerName.length > 140 || !isPlainText(ownerName)) {
+    throw new Camt054Error('account.name must be at most 140 characters, no control character');
+  }
   const msgId = text35(notification.msgId, 'msgId') ?? '';
   const entries: BuildNode[] = notification.entries.map((entry, index) => {
     const at = `entries[${index}]`;

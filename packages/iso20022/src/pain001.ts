@@ -22,6 +22,7 @@ import {
   foldToEpcLatin,
   isBic,
   isEpcLatin,
+  EPC_NAME_MAX,
   isEpcReference,
   normalizeIban,
   toEpcLatin,
@@ -202,7 +203,8 @@ function toEpcLatinText(text: string): string {
  * a bank checks beyond the XSD (run {@link validateXml} for the XSD itself): one `PmtInf`,
  * `NbOfTxs` and `CtrlSum` in `GrpHdr` and `PmtInf` equal to the count and the sum of the
  * transactions, every amount in EUR with at most 2 decimals, IBANs and BICs valid, `EndToEndId`s
- * unique. Never throws: anything else is `ok: false` with a one-line reason.
+ * unique, names and `Ustrd` in the EPC Latin set, `MsgId`, `PmtInfId` and `EndToEndId` under the
+ * EPC rules for references. Never throws: anything else is `ok: false` with a one-line reason.
  */
 export function readPain001(xml: string | Uint8Array): { ok: true; file: Pain001 } | { ok: false; reason: string } {
   try {
@@ -214,12 +216,27 @@ export function readPain001(xml: string | Uint8Array): { ok: true; file: Pain001
   }
 }
 
+/** A text member that must be in the EPC Latin set (a name, `Ustrd`). */
+function epcText(element: Element, member: string, maxLength: number): string {
+  const text = element.text(member, maxLength);
+  if (!isEpcLatin(text)) throw new ReadError(`${element.path}/${member} "${text}" is not in the EPC Latin set`);
+  return text;
+}
+
+/** A reference member (`MsgId`, `PmtInfId`, `EndToEndId`) under the EPC rules for references. */
+function epcReference(element: Element, member: string): string {
+  const text = element.text(member, 35);
+  if (!isEpcReference(text))
+    throw new ReadError(`${element.path}/${member} "${text}" breaks the EPC rules for references`);
+  return text;
+}
+
 function readParty(nameOf: Element, account: Element, agent: Element | undefined, what: string): Party {
   const partyIban = account.one('Id').text('IBAN', 34);
   if (normalizeIban(partyIban) !== partyIban) throw new ReadError(`${account.path}/Id/IBAN is not a valid IBAN`);
   const partyBic = agent?.one('FinInstnId').optionalText('BICFI', 11);
   if (partyBic !== undefined && !isBic(partyBic)) throw new ReadError(`${what} BIC "${partyBic}" is not a BIC`);
-  return { name: nameOf.text('Nm', 140), iban: partyIban, bic: partyBic };
+  return { name: epcText(nameOf, 'Nm', EPC_NAME_MAX), iban: partyIban, bic: partyBic };
 }
 
 function readInitiation(initiation: Element): Pain001 {
@@ -232,7 +249,7 @@ function readInitiation(initiation: Element): Pain001 {
   const seen = new Set<string>();
   let totalCents = 0;
   const transactions = block.all('CdtTrfTxInf').map((tx): CreditTransfer => {
-    const endToEndId = tx.one('PmtId').text('EndToEndId');
+    const endToEndId = epcReference(tx.one('PmtId'), 'EndToEndId');
     if (seen.has(endToEndId)) throw new ReadError(`EndToEndId "${endToEndId}" appears twice`);
     seen.add(endToEndId);
     const amount = tx.one('Amt').leaf('InstdAmt', 20);
@@ -241,7 +258,11 @@ function readInitiation(initiation: Element): Pain001 {
     const cents = eurToCents(amount.text);
     if (cents === undefined || cents <= 0) throw new ReadError(`${amount.path} "${amount.text}" is not a EUR amount`);
     totalCents += cents;
-    const remittance = tx.optional('RmtInf')?.optionalText('Ustrd', 140);
+    const remittanceBlock = tx.optional('RmtInf');
+    const remittance = remittanceBlock?.optionalText('Ustrd', 140);
+    if (remittance !== undefined && !isEpcLatin(remittance)) {
+      throw new ReadError(`${remittanceBlock?.path ?? ''}/Ustrd is not in the EPC Latin set`);
+    }
     return {
       endToEndId,
       amount: centsToEur(cents),
@@ -266,10 +287,10 @@ function readInitiation(initiation: Element): Pain001 {
   const date = block.one('ReqdExctnDt').text('Dt', 10);
   if (!isIsoDate(date)) throw new ReadError(`PmtInf/ReqdExctnDt/Dt "${date}" is not a date`);
   return {
-    msgId: header.text('MsgId'),
+    msgId: epcReference(header, 'MsgId'),
     createdAt: readDateTime(header.text('CreDtTm', 40), 'GrpHdr/CreDtTm'),
     requestedExecutionDate: date,
-    paymentInformationId: block.text('PmtInfId'),
+    paymentInformationId: epcReference(block, 'PmtInfId'),
     debtor: readParty(block.one('Dbtr'), block.one('DbtrAcct'), block.one('DbtrAgt'), 'the debtor'),
     transactions,
   };

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { isPlainText } from './text.js';
 import { type BuildNode, type Element, buildDocument, isoDateTime, readDateTime } from './xml.js';
 
 /** The namespace `writePain002` writes. */
@@ -87,8 +88,8 @@ function requiredCode(value: string, member: string): string {
 }
 
 function id(value: string, member: string): string {
-  if (value.length < 1 || value.length > 35 || value.trim() !== value) {
-    throw new Pain002Error(`${member} "${value}" must be 1–35 characters without surrounding spaces`);
+  if (value.length < 1 || value.length > 35 || value.trim() !== value || !isPlainText(value)) {
+    throw new Pain002Error(`${member} "${value}" must be 1–35 characters, no control character or surrounding space`);
   }
   return value;
 }

@@ -128,6 +128,14 @@ export function isEpcReference(id: string): boolean {
   );
 }
 
+/**
+ * Whether `text` holds only characters XML 1.0 allows and no other control character (tab, line
+ * feed and carriage return included: the identifiers and names written are one line).
+ */
+export function isPlainText(text: string): boolean {
+  return !/[\u0000-\u001f\u007f-\u009f\ud800-\udfff\ufffe\uffff]/.test(text);
+}
+
 /** The largest SCT amount (AT-04 in the EPC rulebook; the EPC XSD's `maxInclusive`). */
 export const MAX_SCT_CENTS = 99_999_999_999;
 

@@ -22,6 +22,9 @@ const XSD_FILES: Readonly<Record<Schema, string>> = {
   'camt.054.001.08': 'camt.054.001.08.xsd',
 };
 
+/** At most this many of xmllint's messages are kept (a file of 10,000 bad names would make 10,000). */
+const MAX_ERRORS = 100;
+
 const schemas = new Map<Schema, Promise<string>>();
 
 /** The XSD text for `schema`, read once. */
@@ -40,7 +43,7 @@ function schemaText(schema: Schema): Promise<string> {
 
 /**
  * Validates `xml` against the shipped XSD of `schema` (which also checks the root's namespace).
- * Errors are xmllint's messages, each prefixed with its line: `12: Element '…': […]`. A document
+ * Errors are xmllint's messages (the first 100), each prefixed with its line: `12: Element '…': […]`. A document
  * that is not well-formed is `valid: false` too. Rejects only when xmllint itself cannot run.
  */
 export async function validateXml(
@@ -56,8 +59,9 @@ export async function validateXml(
     maxMemoryPages: memoryPages.GiB,
   });
   if (result.valid) return { valid: true };
-  const errors = result.errors.map((error) =>
-    error.loc === null ? error.message : `${error.loc.lineNumber}: ${error.message}`,
-  );
+  const errors = result.errors
+    .slice(0, MAX_ERRORS)
+    .map((error) => (error.loc === null ? error.message : `${error.loc.lineNumber}: ${error.message}`));
+  if (result.errors.length > MAX_ERRORS) errors.push(`… and ${result.errors.length - MAX_ERRORS} more`);
   return { valid: false, errors: errors.length > 0 ? errors : [result.rawOutput.trim() || 'invalid'] };
 }

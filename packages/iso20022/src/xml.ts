@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 
 /** A message that cannot be read: `message` is one line saying where and why. */
 export class ReadError extends Error {
@@ -39,14 +39,6 @@ const parser = new XMLParser({
   // file of 10,000 names holding `&amp;`; a DOCTYPE (the only place an entity could be declared) is
   // refused before parsing.
   processEntities: false,
-});
-
-const builder = new XMLBuilder({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  format: true,
-  indentBy: '  ',
-  suppressEmptyNode: false,
 });
 
 /** The five entities XML predefines. */
@@ -215,7 +207,11 @@ export class Element {
   }
 }
 
-/** A text child as `XMLBuilder` takes it. */
+/**
+ * An element to write: its children by name in order (a list repeats the element), text as a
+ * string, and a leaf with attributes as `{ '@_Ccy': 'EUR', '#text': '12.30' }`. `undefined`
+ * members are left out.
+ */
 export type BuildValue = string | BuildNode | readonly BuildNode[];
 export interface BuildNode {
   readonly [key: string]: BuildValue | undefined;
@@ -223,26 +219,52 @@ export interface BuildNode {
 
 /**
  * `<?xml version="1.0" encoding="UTF-8"?>` and a `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:…">`
- * holding `body`, indented. Members whose value is `undefined` are left out; text and attribute
- * values are escaped by the builder.
+ * holding `body`, indented by two spaces, text and attribute values escaped. Written by hand rather
+ * than with `fast-xml-parser`'s `XMLBuilder`: the shapes are fixed and small, and a 10,000-payout
+ * file is written in a tenth of the time.
  */
 export function buildDocument(namespace: string, body: BuildNode): string {
-  return builder.build({
-    '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' },
-    Document: { '@_xmlns': namespace, ...prune(body) },
-  }) as string;
+  const out: string[] = ['<?xml version="1.0" encoding="UTF-8"?>\n'];
+  writeElement(out, 'Document', { '@_xmlns': namespace, ...body }, '');
+  return out.join('');
 }
 
-/** Drops `undefined` members (the builder would write them as empty elements). */
-function prune(node: BuildNode): BuildNode {
-  const out: Record<string, BuildValue> = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (value === undefined) continue;
-    if (typeof value === 'string') out[key] = value;
-    else if (isNodeList(value)) out[key] = value.map(prune);
-    else out[key] = prune(value);
+function escapeText(text: string): string {
+  return text.replace(/[&<>]/g, (char) => (char === '&' ? '&amp;' : char === '<' ? '&lt;' : '&gt;'));
+}
+
+function escapeAttribute(text: string): string {
+  return escapeText(text).replace(/"/g, '&quot;');
+}
+
+function writeElement(out: string[], name: string, value: BuildValue, indent: string): void {
+  if (isNodeList(value)) {
+    for (const item of value) writeElement(out, name, item, indent);
+    return;
   }
-  return out;
+  if (typeof value === 'string') {
+    out.push(`${indent}<${name}>${escapeText(value)}</${name}>\n`);
+    return;
+  }
+  let attributes = '';
+  let text: string | undefined;
+  const children: [string, BuildValue][] = [];
+  for (const [key, member] of Object.entries(value)) {
+    if (member === undefined) continue;
+    if (key === '#text' && typeof member === 'string') text = member;
+    else if (key.startsWith('@_') && typeof member === 'string')
+      attributes += ` ${key.slice(2)}="${escapeAttribute(member)}"`;
+    else children.push([key, member]);
+  }
+  if (text !== undefined) {
+    out.push(`${indent}<${name}${attributes}>${escapeText(text)}</${name}>\n`);
+  } else if (children.length === 0) {
+    out.push(`${indent}<${name}${attributes}></${name}>\n`);
+  } else {
+    out.push(`${indent}<${name}${attributes}>\n`);
+    for (const [key, member] of children) writeElement(out, key, member, `${indent}  `);
+    out.push(`${indent}</${name}>\n`);
+  }
 }
 
 function isNodeList(value: BuildValue): value is readonly BuildNode[] {
