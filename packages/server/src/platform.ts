@@ -13,6 +13,7 @@ import { startDispatcher } from './worker/dispatcher.js';
 import { startSweeper } from './worker/sweeper.js';
 import { configuredChannels, startPoller } from './modules/channels/polling.js';
 import { startChannels } from './modules/channels/prepare.js';
+import { startSepaChannels } from './modules/channels/sepa-sftp/loop.js';
 
 /** A started platform: its server, its services, and how to stop it gracefully. */
 export interface Platform {
@@ -108,6 +109,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     if (config.runWorkers) {
       stops.push(startSweeper(services, app.log, options.sweepIntervalMs));
       stops.push(startPoller(services, app.log, { channel: configuredChannels(services) }));
+      stops.push(startSepaChannels(services, { log: app.log, metrics: services.metrics }));
       stops.push(startDispatcher(services.webhooks, app.log, { concurrency: config.webhookConcurrency }));
     }
     const started = app;

@@ -83,6 +83,33 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly sepaFiles = {
+    invalid: new Counter({
+      name: 'paygate_sepa_files_invalid_total',
+      help: 'SEPA batches whose pain.001 failed its checks (XSD): nothing uploaded, the payouts stay PROCESSING',
+      labelNames: ['channel'] as const,
+      registers: [this.registry],
+    }),
+    uploaded: new Counter({
+      name: 'paygate_sepa_files_uploaded_total',
+      help: 'pain.001 files uploaded to the bank (renamed into place), by channel',
+      labelNames: ['channel'] as const,
+      registers: [this.registry],
+    }),
+    applied: new Counter({
+      name: 'paygate_sepa_files_applied_total',
+      help: 'Bank files (pain.002, camt.054) read and applied, by channel',
+      labelNames: ['channel'] as const,
+      registers: [this.registry],
+    }),
+    set_aside: new Counter({
+      name: 'paygate_sepa_files_set_aside_total',
+      help: 'Bank files set aside (not parsed, or neither pain.002 nor camt.054): nothing in them applied',
+      labelNames: ['channel'] as const,
+      registers: [this.registry],
+    }),
+  };
+
   constructor(queue: () => Promise<{ pending: number; oldestPendingAgeSeconds: number }>, sources: MetricSources = {}) {
     this.registry.registerMetric(ordersFinal);
     this.registry.registerMetric(ledgerPostings);
@@ -190,6 +217,11 @@ export class Metrics {
   /** One call to a payment channel (the connector layer; see `channelSpan`). */
   channelCall(channel: string, operation: string, outcome: ChannelOutcome): void {
     this.channelCalls.inc({ channel, operation, outcome });
+  }
+
+  /** A SEPA file of `channel` built invalid, uploaded, applied or set aside (kind sepa-sftp). */
+  sepaFile(channel: string, what: 'invalid' | 'uploaded' | 'applied' | 'set_aside'): void {
+    this.sepaFiles[what].inc({ channel });
   }
 
   attempt(outcome: 'delivered' | 'retry' | 'failed', latencyMs: number): void {

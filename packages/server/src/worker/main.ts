@@ -9,6 +9,7 @@ import { startDispatcher, workerId } from './dispatcher.js';
 import { serveWorkerMetrics } from './metrics-server.js';
 import { startSweeper } from './sweeper.js';
 import { configuredChannels, startPoller } from '../modules/channels/polling.js';
+import { startSepaChannels } from '../modules/channels/sepa-sftp/loop.js';
 
 /**
  * `npx paygate worker`: the background work as its own process, against the same PostgreSQL as
@@ -58,13 +59,14 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   const stopDispatcher = startDispatcher(services.webhooks, log, { concurrency, worker });
   const stopSweeper = startSweeper(services, log);
   const stopPoller = startPoller(services, log, { channel: configuredChannels(services) });
+  const stopSepa = startSepaChannels(services, { log, metrics: services.metrics });
   const metricsServer =
     config.workerMetricsPort === undefined
       ? undefined
       : await serveWorkerMetrics(services.metrics, config.host, config.workerMetricsPort);
   const stop = async () => {
     await metricsServer?.close();
-    await Promise.all([stopDispatcher(), stopSweeper(), stopPoller()]);
+    await Promise.all([stopDispatcher(), stopSweeper(), stopPoller(), stopSepa()]);
   };
   log.info({ worker, concurrency, metricsPort: config.workerMetricsPort }, 'paygate worker started');
   let stopping = false;

@@ -2,7 +2,7 @@ import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { ClaimedPoll, PollClaim, ServedOrder } from '../../db/order-polls.js';
 import { DomainError } from '../../errors.js';
-import type { ChannelUpdate } from './connector.js';
+import type { ChannelPayoutOrder, ChannelUpdate } from './connector.js';
 import type { ChannelRegistry } from './registry.js';
 
 /**
@@ -45,6 +45,15 @@ export interface ChannelPayouts extends ChannelOrders {
   ): Promise<{ readonly status: string }>;
   /** No more polls of a PENDING payout its channel never got. */
   stopPolling(id: bigint): Promise<void>;
+  /** Channels that send payouts in files (sepa-sftp): when the oldest unbatched confirmed payout was confirmed. */
+  oldestUnbatched(channel: string): Promise<Date | undefined>;
+  /** Assigns the channel's unbatched payouts confirmed by `until` to `batch`, inside `tx`. */
+  assignBatch(
+    tx: Queryable,
+    channel: string,
+    until: Date,
+    batch: string,
+  ): Promise<readonly (ChannelPayoutOrder & { readonly merchantId: bigint; readonly amountMinor: bigint })[]>;
 }
 
 /** The services the channels layer is handed (the assembly hands it all of them). */
