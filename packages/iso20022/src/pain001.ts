@@ -298,7 +298,10 @@ function readInitiation(initiation: Element): Pain001 {
 
 /** An error as one line of at most 300 characters. */
 export function oneLine(error: unknown): string {
-  const message = error instanceof ReadError ? error.message : `unreadable: ${String(error)}`;
+  const message =
+    error instanceof ReadError
+      ? error.message
+      : `unreadable: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
   const line = message.replace(/\s+/g, ' ').trim();
   return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }

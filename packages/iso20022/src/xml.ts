@@ -96,11 +96,19 @@ export function parseDocument(xml: string | Uint8Array): ParsedDocument {
   if (declaration !== null && !/^utf-?8$/i.test(declaration[1] ?? '')) {
     throw new ReadError(`encoding "${declaration[1]}" is not read: UTF-8 only`);
   }
-  const wellFormed = XMLValidator.validate(text);
-  if (wellFormed !== true) {
-    throw new ReadError(`malformed XML at line ${wellFormed.err.line}: ${wellFormed.err.msg}`);
+  let parsed: unknown;
+  try {
+    const wellFormed = XMLValidator.validate(text);
+    if (wellFormed !== true) {
+      throw new ReadError(`malformed XML at line ${wellFormed.err.line}: ${wellFormed.err.msg}`);
+    }
+    parsed = parser.parse(text);
+  } catch (error) {
+    if (error instanceof ReadError) throw error;
+    // The validator and the parser throw on some malformations (an unclosed processing
+    // instruction) rather than report them.
+    throw new ReadError(`malformed XML: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const parsed: unknown = parser.parse(text);
   if (typeof parsed !== 'object' || parsed === null) throw new ReadError('no root element');
   const roots = Object.entries(parsed as Record<string, unknown>).filter(([key]) => !key.startsWith('?'));
   if (roots.length !== 1) throw new ReadError(`expected one root element, found ${roots.length}`);
