@@ -76,6 +76,10 @@ function toText(xml: string | Uint8Array): string {
   }
 }
 
+/** Characters XML 1.0 does not allow in a document: C0 controls but tab, LF and CR; U+FFFE, U+FFFF; lone surrogates. */
+const NOT_XML_CHAR =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /** A parsed document: its root element, the root's namespace and the prefix its elements carry. */
 export interface ParsedDocument {
   readonly namespace: string;
@@ -90,6 +94,11 @@ export interface ParsedDocument {
  */
 export function parseDocument(xml: string | Uint8Array): ParsedDocument {
   const text = toText(xml);
+  const forbidden = NOT_XML_CHAR.exec(text);
+  if (forbidden !== null) {
+    const code = (forbidden[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
+    throw new ReadError(`U+${code} at offset ${forbidden.index} is not an XML character`);
+  }
   if (/<!DOCTYPE/i.test(text)) throw new ReadError('a DOCTYPE is refused (no DTD, no entities)');
   if (/<!ENTITY/i.test(text)) throw new ReadError('an entity declaration is refused');
   const declaration = /^\s*<\?xml\s[^>]*?encoding\s*=\s*["']([^"']*)["']/.exec(text);
@@ -123,20 +132,30 @@ export function parseDocument(xml: string | Uint8Array): ParsedDocument {
   const node = rootValue as XmlNode;
   const xmlns = node[prefix === '' ? '@_xmlns' : `@_xmlns:${prefix.slice(0, -1)}`];
   if (typeof xmlns !== 'string' || xmlns === '') throw new ReadError('<Document> declares no namespace');
-  return { namespace: xmlns, root: new Element(node, prefix, 'Document') };
+  return { namespace: xmlns, root: new Element(node, prefix, xmlns, 'Document') };
 }
 
 /**
  * One element of a parsed document, with accessors that name the path in what they throw. `prefix`
  * is the namespace prefix of the root (`''` for a default namespace); children are looked up with
- * it.
+ * it, and a child that binds the prefix to another namespace is refused (its elements are not the
+ * ones they seem).
  */
 export class Element {
   constructor(
     private readonly node: XmlNode,
     private readonly prefix: string,
+    private readonly namespace: string,
     readonly path: string,
   ) {}
+
+  /** Refuses `attributes` (of an element at `path`) that bind this element's prefix to another namespace. */
+  private checkNamespace(attributes: XmlNode, path: string): void {
+    const binding = attributes[this.prefix === '' ? '@_xmlns' : `@_xmlns:${this.prefix.slice(0, -1)}`];
+    if (binding !== undefined && binding !== this.namespace) {
+      throw new ReadError(`${path} binds its elements to another namespace`);
+    }
+  }
 
   /** Every `name` child, in order (none is an empty list). */
   all(name: string): Element[] {
@@ -147,10 +166,11 @@ export class Element {
       const path = list.length === 1 ? `${this.path}/${name}` : `${this.path}/${name}[${index + 1}]`;
       if (typeof item === 'string') {
         if (item !== '') throw new ReadError(`${path} holds text where elements are expected`);
-        return new Element({}, this.prefix, path);
+        return new Element({}, this.prefix, this.namespace, path);
       }
       if (Array.isArray(item)) throw new ReadError(`${path} is malformed`);
-      return new Element(item, this.prefix, path);
+      this.checkNamespace(item, path);
+      return new Element(item, this.prefix, this.namespace, path);
     });
   }
 
@@ -180,6 +200,7 @@ export class Element {
     let raw: XmlValue | undefined = value;
     const attributes: Record<string, string> = {};
     if (typeof raw === 'object') {
+      this.checkNamespace(raw, path);
       for (const [key, item] of Object.entries(raw)) {
         if (key === '#text') continue;
         if (!key.startsWith('@_')) throw new ReadError(`${path} holds elements where text is expected`);

@@ -297,6 +297,15 @@ describe('readBankFile refuses', () => {
     refused(valid.replace('BANK-STS-0001', 'A & B'), /'&'|malformed/);
   });
 
+  test('characters XML does not allow, and a child that rebinds the namespace', () => {
+    refused(valid.replace('BANK-STS-0001', 'BANK\u0001'), /U\+0001 .* not an XML character/);
+    refused(valid.replace('BANK-STS-0001', 'BANK\uD800'), /U\+D800/);
+    refused(valid.replace('BANK-STS-0001', 'BANK&#1;'), /not an XML character/);
+    refused(valid.replace('<CstmrPmtStsRpt>', '<CstmrPmtStsRpt xmlns="urn:other">'), /another namespace/);
+    refused(valid.replace('<TxSts>ACSC</TxSts>', '<TxSts xmlns="urn:other">ACSC</TxSts>'), /another namespace/);
+    assert.equal(readBankFile(valid.replace('BANK-STS-0001', 'BANK&#x1F4B6;')).ok, true);
+  });
+
   test('bytes that are not UTF-8 and other declared encodings', () => {
     const bytes = new TextEncoder().encode(valid.replace('BANK-STS-0001', 'BANK-STS-é'));
     const latin1 = Uint8Array.from(bytes.filter((byte) => byte !== 0xc3));
