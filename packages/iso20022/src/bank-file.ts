@@ -5,9 +5,8 @@
  * @module
  */
 import { CAMT_054_NAMESPACE, type Camt054, readCamt054 } from './camt054.js';
-import { oneLine } from './pain001.js';
 import { PAIN_002_NAMESPACES, type Pain002, readPain002 } from './pain002.js';
-import { ReadError, parseDocument } from './xml.js';
+import { ReadError, parseDocument, readFailure } from './xml.js';
 
 /** A file the bank sends: a status report or a notification. */
 export type BankFile = Pain002 | Camt054;
@@ -27,6 +26,6 @@ export function readBankFile(xml: string | Uint8Array): { ok: true; file: BankFi
     if (namespace === CAMT_054_NAMESPACE) return { ok: true, file: readCamt054(root) };
     throw new ReadError(`namespace "${namespace}" is neither pain.002 nor camt.054.001.08`);
   } catch (error) {
-    return { ok: false, reason: oneLine(error) };
+    return { ok: false, reason: readFailure(error) };
   }
 }

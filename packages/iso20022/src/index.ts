@@ -13,4 +13,4 @@ export * from './pain002.js';
 export * from './camt054.js';
 export * from './bank-file.js';
 export * from './validate.js';
-export { ReadError } from './xml.js';
+export { ReadError, oneLine } from './xml.js';

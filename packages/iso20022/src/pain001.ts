@@ -36,6 +36,7 @@ import {
   isoDateTime,
   parseDocument,
   readDateTime,
+  readFailure,
 } from './xml.js';
 
 /** The namespace of `pain.001.001.09`. */
@@ -212,7 +213,7 @@ export function readPain001(xml: string | Uint8Array): { ok: true; file: Pain001
     if (namespace !== PAIN_001_NAMESPACE) throw new ReadError(`namespace "${namespace}" is not pain.001.001.09`);
     return { ok: true, file: readInitiation(root.one('CstmrCdtTrfInitn')) };
   } catch (error) {
-    return { ok: false, reason: oneLine(error) };
+    return { ok: false, reason: readFailure(error) };
   }
 }
 
@@ -294,14 +295,4 @@ function readInitiation(initiation: Element): Pain001 {
     debtor: readParty(block.one('Dbtr'), block.one('DbtrAcct'), block.one('DbtrAgt'), 'the debtor'),
     transactions,
   };
-}
-
-/** An error as one line of at most 300 characters. */
-export function oneLine(error: unknown): string {
-  const message =
-    error instanceof ReadError
-      ? error.message
-      : `unreadable: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
-  const line = message.replace(/\s+/g, ' ').trim();
-  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }

@@ -44,12 +44,18 @@ function schemaText(schema: Schema): Promise<string> {
 /**
  * Validates `xml` against the shipped XSD of `schema` (which also checks the root's namespace).
  * Errors are xmllint's messages (the first 100), each prefixed with its line: `12: Element '…': […]`. A document
- * that is not well-formed is `valid: false` too. Rejects only when xmllint itself cannot run.
+ * that is not well-formed is `valid: false` too, and so is one with a DOCTYPE (refused before
+ * xmllint runs). Rejects only when xmllint itself cannot run.
  */
 export async function validateXml(
   xml: string | Uint8Array,
   schema: Schema,
 ): Promise<{ valid: true } | { valid: false; errors: string[] }> {
+  // libxml2 would try to load an external entity or DTD (from its in-memory file system only, in
+  // WebAssembly); no bank file has one, so a DOCTYPE is refused before xmllint sees it.
+  const text =
+    typeof xml === 'string' ? xml : Buffer.from(xml.buffer, xml.byteOffset, xml.byteLength).toString('latin1');
+  if (/<!DOCTYPE|<!ENTITY/i.test(text)) return { valid: false, errors: ['a DOCTYPE or entity declaration is refused'] };
   const xsd = await schemaText(schema);
   const result = await validateXML({
     xml: [{ fileName: 'document.xml', contents: xml }],
@@ -59,9 +65,11 @@ export async function validateXml(
     maxMemoryPages: memoryPages.GiB,
   });
   if (result.valid) return { valid: true };
-  const errors = result.errors
+  // xmllint follows a parser error with the offending line and a caret: those have no location.
+  const located = result.errors.filter((error) => error.loc !== null);
+  const errors = located
     .slice(0, MAX_ERRORS)
     .map((error) => (error.loc === null ? error.message : `${error.loc.lineNumber}: ${error.message}`));
-  if (result.errors.length > MAX_ERRORS) errors.push(`… and ${result.errors.length - MAX_ERRORS} more`);
+  if (located.length > MAX_ERRORS) errors.push(`… and ${located.length - MAX_ERRORS} more`);
   return { valid: false, errors: errors.length > 0 ? errors : [result.rawOutput.trim() || 'invalid'] };
 }

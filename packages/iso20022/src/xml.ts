@@ -13,6 +13,21 @@ export class ReadError extends Error {
   override name = 'ReadError';
 }
 
+/**
+ * An error as one line of at most 300 characters: its message (white space runs, line breaks
+ * included, made one space), or the thrown value as text.
+ */
+export function oneLine(error: unknown): string {
+  const line = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+}
+
+/** What a reader answers for `error`: a {@link ReadError}'s message, anything else marked unreadable. */
+export function readFailure(error: unknown): string {
+  if (error instanceof ReadError) return oneLine(error);
+  return oneLine(`unreadable: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+}
+
 /** A leaf element read: its path, its text (entities decoded) and its attributes. */
 export interface Leaf {
   readonly path: string;

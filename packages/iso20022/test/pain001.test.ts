@@ -245,6 +245,22 @@ describe('validateXml', () => {
     assert.equal(result.valid, false);
   });
 
+  test('garbage, empty input and a DOCTYPE are invalid, with located messages only', async () => {
+    for (const input of ['', 'garbage', new Uint8Array([0xff, 0xfe, 0, 1])]) {
+      const result = await validateXml(input, 'pain.001.001.09');
+      assert.equal(result.valid, false);
+      if (!result.valid) {
+        assert.ok(result.errors.length > 0);
+        for (const error of result.errors) assert.match(error, /^\d+: \S/);
+      }
+    }
+    const xxe = '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY e SYSTEM "file:///etc/passwd">]><a>&e;</a>';
+    assert.deepEqual(await validateXml(xxe, 'pain.001.001.09'), {
+      valid: false,
+      errors: ['a DOCTYPE or entity declaration is refused'],
+    });
+  });
+
   test('a document of another schema is invalid', async () => {
     const result = await validateXml(writePain001(file([transfer(0)])), 'camt.054.001.08');
     assert.equal(result.valid, false);
