@@ -1,0 +1,134 @@
+/**
+ * Debian's OpenSSH server (`openssh-server`) as a bank's SFTP server, for the sepa-sftp tests:
+ * `sshd` started on a free loopback port with a host key, a configuration and an authorized keys
+ * file of the test's own, and OpenSSH's own `sftp-server` — the SFTP most banks run, with its
+ * real rename and permission rules. Public-key authentication only.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import ssh2 from 'ssh2';
+
+export const SSHD = '/usr/sbin/sshd';
+export const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
+
+/** A key pair in OpenSSH format, and the public key's fingerprint as `ssh-keygen -lf` prints it. */
+export function sshKeyPair(): { privateKey: string; publicKey: string; fingerprint: string } {
+  const pair = ssh2.utils.generateKeyPairSync('ed25519');
+  const parsed = ssh2.utils.parseKey(pair.public);
+  const key = Array.isArray(parsed) ? parsed[0] : parsed;
+  if (!key || key instanceof Error) throw new Error('a generated key does not parse');
+  const fingerprint = `SHA256:${createHash('sha256').update(key.getPublicSSH()).digest('base64').replace(/=+$/, '')}`;
+  return { privateKey: pair.private, publicKey: pair.public, fingerprint };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface Sshd {
+  readonly port: number;
+  readonly username: string;
+  readonly hostKey: string;
+  /** The platform's private key file (its public key is the one authorized). */
+  readonly clientKeyFile: string;
+  readonly uploadDir: string;
+  readonly downloadDir: string;
+  readonly dir: string;
+  /** Starts the server (again, on the same port and host key). */
+  start(): Promise<void>;
+  /** Stops it (the platform's connection drops). */
+  stop(): Promise<void>;
+  /** Stops it and removes its files. */
+  close(): Promise<void>;
+  output(): string;
+}
+
+/** An sshd of the test's own, started. */
+export async function startSshd(): Promise<Sshd> {
+  const dir = mkdtempSync(join(tmpdir(), 'paygate-sshd-'));
+  chmodSync(dir, 0o755);
+  const host = sshKeyPair();
+  const client = sshKeyPair();
+  const hostKeyFile = join(dir, 'host_ed25519');
+  writeFileSync(hostKeyFile, host.privateKey, { mode: 0o600 });
+  const clientKeyFile = join(dir, 'client_ed25519');
+  writeFileSync(clientKeyFile, client.privateKey, { mode: 0o600 });
+  const authorized = join(dir, 'authorized_keys');
+  writeFileSync(authorized, `${client.publicKey}\n`, { mode: 0o600 });
+  const uploadDir = join(dir, 'upload');
+  const downloadDir = join(dir, 'download');
+  mkdirSync(uploadDir);
+  mkdirSync(downloadDir);
+  const port = await freePort();
+  const username = userInfo().username;
+  const config = join(dir, 'sshd_config');
+  writeFileSync(
+    config,
+    [
+      `Port ${port}`,
+      'ListenAddress 127.0.0.1',
+      `HostKey ${hostKeyFile}`,
+      `PidFile ${join(dir, 'sshd.pid')}`,
+      `AuthorizedKeysFile ${authorized}`,
+      'StrictModes no',
+      'PubkeyAuthentication yes',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'PermitRootLogin prohibit-password',
+      'UsePAM no',
+      'LogLevel VERBOSE',
+      `Subsystem sftp ${SFTP_SERVER}`,
+      '',
+    ].join('\n'),
+  );
+  // sshd's privilege separation directory, which Debian's service unit makes at boot.
+  if (!existsSync('/run/sshd')) mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+  let child: ChildProcess | undefined;
+  let output = '';
+  const start = async () => {
+    output = '';
+    const proc = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    proc.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    proc.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const deadline = Date.now() + 10_000;
+    while (!/Server listening on/.test(output)) {
+      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`sshd did not start:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const stop = async () => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGTERM');
+    await exited;
+  };
+  await start();
+  return {
+    port,
+    username,
+    hostKey: host.fingerprint,
+    clientKeyFile,
+    uploadDir,
+    downloadDir,
+    dir,
+    start,
+    stop,
+    async close() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    output: () => output,
+  };
+}
