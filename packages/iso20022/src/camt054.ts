@@ -55,6 +55,8 @@ export interface CamtEntry {
   readonly amount: string;
   /** `Amt/@Ccy`. */
   readonly currency: string;
+  /** `Ntfctn/Acct/Id/IBAN` of the notification holding the entry (read; not written: see `account`). */
+  readonly accountIban?: string | undefined;
   /** `BookgDt/Dt` (or the date of `BookgDt/DtTm`). */
   readonly bookingDate?: string | undefined;
   /** `BkTxCd/Domn`. */
@@ -212,7 +214,7 @@ function readTransaction(tx: Element): CamtTransaction {
   };
 }
 
-function readEntry(entry: Element): CamtEntry {
+function readEntry(entry: Element, accountIban: string | undefined): CamtEntry {
   const { amount: entryAmount, currency: entryCurrency } = readAmount(entry, 'Amt');
   const creditDebit = entry.text('CdtDbtInd', 4);
   if (creditDebit !== 'CRDT' && creditDebit !== 'DBIT') {
@@ -239,6 +241,7 @@ function readEntry(entry: Element): CamtEntry {
     creditDebit,
     amount: entryAmount,
     currency: entryCurrency,
+    accountIban,
     bookingDate,
     bankTransactionCode:
       domain === undefined || family === undefined
@@ -259,8 +262,9 @@ export function readCamt054(document: Element): Camt054 {
     msgId: header.text('MsgId'),
     createdAt: readDateTime(header.text('CreDtTm', 40), `${header.path}/CreDtTm`),
     entries: accounts.flatMap((account) => {
-      account.one('Acct');
-      return account.all('Ntry').map(readEntry);
+      // An account named otherwise (Othr/Id) has no IBAN; its entries are still read.
+      const iban = account.one('Acct').one('Id').optionalText('IBAN', 34);
+      return account.all('Ntry').map((entry) => readEntry(entry, iban));
     }),
   };
 }

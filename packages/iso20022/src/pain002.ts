@@ -56,6 +56,8 @@ export interface Pain002 {
   readonly createdAt: Date;
   /** `OrgnlGrpInfAndSts/OrgnlMsgId`: the `MsgId` of the `pain.001` reported on. */
   readonly originalMsgId: string;
+  /** `OrgnlGrpInfAndSts/OrgnlMsgNmId`: the original's message name, `pain.001.001.09` when written by default. */
+  readonly originalMessageNameId?: string | undefined;
   /** `GrpSts`: `ACSC`, `RJCT`, `PART`, `ACCP`, … */
   readonly groupStatus?: string | undefined;
   /** `StsRsnInf/Rsn/Cd` of the group (the first one). */
@@ -101,7 +103,7 @@ function reasonNode(reason: string | undefined, member: string): BuildNode | und
 
 /**
  * Writes a `pain.002.001.10` status report, valid against the XSD (the .001.11 one with its
- * namespace rewritten: see `validateXml`). `OrgnlMsgNmId` is `pain.001.001.09`. Throws
+ * namespace rewritten: see `validateXml`). `OrgnlMsgNmId` is `pain.001.001.09` unless `originalMessageNameId` says otherwise. Throws
  * {@link Pain002Error} on an identifier over 35 characters or a code that is not 1–4 upper-case
  * letters or digits.
  */
@@ -126,7 +128,7 @@ export function writePain002(report: Omit<Pain002, 'kind'>): string {
       GrpHdr: { MsgId: id(report.msgId, 'msgId'), CreDtTm: isoDateTime(report.createdAt) },
       OrgnlGrpInfAndSts: {
         OrgnlMsgId: id(report.originalMsgId, 'originalMsgId'),
-        OrgnlMsgNmId: 'pain.001.001.09',
+        OrgnlMsgNmId: id(report.originalMessageNameId ?? 'pain.001.001.09', 'originalMessageNameId'),
         GrpSts: code(report.groupStatus, 'groupStatus'),
         StsRsnInf: reasonNode(report.groupReason, 'groupReason'),
       },
@@ -172,6 +174,7 @@ export function readPain002(document: Element): Pain002 {
     msgId: header.text('MsgId'),
     createdAt: readDateTime(header.text('CreDtTm', 40), `${header.path}/CreDtTm`),
     originalMsgId: group.text('OrgnlMsgId'),
+    originalMessageNameId: group.optionalText('OrgnlMsgNmId'),
     groupStatus: readCode(group, 'GrpSts'),
     groupReason: firstReason(group),
     transactions,

@@ -79,6 +79,7 @@ describe('pain.002', () => {
     assert.deepEqual(read.file, {
       kind: 'pain.002',
       ...REPORT,
+      originalMessageNameId: 'pain.001.001.09',
       groupReason: undefined,
       transactions: REPORT.transactions.map((tx) => ({ reason: undefined, ...tx })),
       paymentInformation: [{ originalPaymentInformationId: 'PG-20261127-0001-1', status: 'PART', reason: undefined }],
@@ -135,6 +136,7 @@ describe('pain.002', () => {
       msgId: 'STS&1',
       createdAt: new Date('2026-11-27T22:00:00.123Z'),
       originalMsgId: 'M1',
+      originalMessageNameId: 'pain.001.001.03',
       groupStatus: undefined,
       groupReason: undefined,
       transactions: [
@@ -181,6 +183,7 @@ describe('camt.054', () => {
       ...notification,
       entries: notification.entries.map((entry) => ({
         ...entry,
+        accountIban: 'DE89370400440532013000',
         transactions: entry.transactions.map((tx) => ({ returnReason: undefined, ...tx })),
       })),
     });
