@@ -23,6 +23,7 @@ import {
   isBic,
   isEpcLatin,
   EPC_NAME_MAX,
+  MAX_SCT_CENTS,
   isEpcReference,
   normalizeIban,
   toEpcLatin,
@@ -74,6 +75,11 @@ export interface Pain001 {
   /** `Dbtr/Nm` (and `GrpHdr/InitgPty/Nm`), `DbtrAcct/Id/IBAN`, `DbtrAgt/FinInstnId/BICFI`. */
   readonly debtor: Party;
   readonly transactions: readonly CreditTransfer[];
+  /**
+   * `PmtInf/BtchBookg`: `false` asks the bank to book each transfer as its own entry (one `camt.054`
+   * entry per payout), `true` one entry for the block. Left out when not given: the bank's default.
+   */
+  readonly batchBooking?: boolean | undefined;
 }
 
 /** A `pain.001` that cannot be written: `message` names the member and why. */
@@ -144,7 +150,7 @@ export function writePain001(input: Pain001): string {
     if (seen.has(endToEndId)) throw new Pain001Error(`${at}.endToEndId "${endToEndId}" appears twice in the file`);
     seen.add(endToEndId);
     const cents = eurToCents(tx.amount);
-    if (cents === undefined || cents <= 0 || cents > 99_999_999_999) {
+    if (cents === undefined || cents <= 0 || cents > MAX_SCT_CENTS) {
       throw new Pain001Error(`${at}.amount "${tx.amount}" is not a EUR amount from 0.01 to 999999999.99`);
     }
     totalCents += cents;
@@ -180,6 +186,7 @@ export function writePain001(input: Pain001): string {
       PmtInf: {
         PmtInfId: paymentInformationId,
         PmtMtd: 'TRF',
+        BtchBookg: input.batchBooking === undefined ? undefined : String(input.batchBooking),
         NbOfTxs: numberOfTransactions,
         CtrlSum: controlSum,
         PmtTpInf: { SvcLvl: { Cd: 'SEPA' } },
@@ -285,6 +292,10 @@ function readInitiation(initiation: Element): Pain001 {
       throw new ReadError(`${where}/CtrlSum is ${sum}, the transactions add up to ${centsToEur(totalCents)}`);
     }
   }
+  const batchBooking = block.optionalText('BtchBookg', 5);
+  if (batchBooking !== undefined && !['true', 'false', '1', '0'].includes(batchBooking)) {
+    throw new ReadError(`PmtInf/BtchBookg "${batchBooking}" is not a boolean`);
+  }
   const date = block.one('ReqdExctnDt').text('Dt', 10);
   if (!isIsoDate(date)) throw new ReadError(`PmtInf/ReqdExctnDt/Dt "${date}" is not a date`);
   return {
@@ -294,5 +305,6 @@ function readInitiation(initiation: Element): Pain001 {
     paymentInformationId: epcReference(block, 'PmtInfId'),
     debtor: readParty(block.one('Dbtr'), block.one('DbtrAcct'), block.one('DbtrAgt'), 'the debtor'),
     transactions,
+    batchBooking: batchBooking === undefined ? undefined : batchBooking === 'true' || batchBooking === '1',
   };
 }

@@ -93,6 +93,15 @@ describe('writePain001', () => {
     await assertValid(xml);
   });
 
+  test('BtchBookg is written only when asked for, and is valid', async () => {
+    assert.doesNotMatch(writePain001(file([transfer(0)])), /BtchBookg/);
+    const xml = writePain001(file([transfer(0)], { batchBooking: false }));
+    assert.match(xml, /<PmtMtd>TRF<\/PmtMtd>\s*<BtchBookg>false<\/BtchBookg>/);
+    await assertValid(xml);
+    const read = readPain001(xml);
+    assert.equal(read.ok && read.file.batchBooking, false);
+  });
+
   test('amounts are written with two decimals', () => {
     const xml = writePain001(file([transfer(0, '5'), transfer(1, '0.5'), transfer(2, '999999999.99')]));
     assert.match(xml, />5.00</);
@@ -204,6 +213,7 @@ describe('readPain001', () => {
           remittanceInformation: undefined,
         },
       ],
+      batchBooking: undefined,
     });
   });
 
