@@ -54,6 +54,8 @@ const parser = new XMLParser({
   // file of 10,000 names holding `&amp;`; a DOCTYPE (the only place an entity could be declared) is
   // refused before parsing.
   processEntities: false,
+  // A CDATA section's text is taken as it is (no entity in it), so it is kept apart from the text.
+  cdataPropName: '#cdata',
 });
 
 /** The five entities XML predefines. */
@@ -213,19 +215,24 @@ export class Element {
     const path = `${this.path}/${name}`;
     if (Array.isArray(value)) throw new ReadError(`${path} appears ${value.length} times`);
     let raw: XmlValue | undefined = value;
+    let cdata: XmlValue | undefined;
     const attributes: Record<string, string> = {};
     if (typeof raw === 'object') {
       this.checkNamespace(raw, path);
       for (const [key, item] of Object.entries(raw)) {
-        if (key === '#text') continue;
+        if (key === '#text' || key === '#cdata') continue;
         if (!key.startsWith('@_')) throw new ReadError(`${path} holds elements where text is expected`);
         if (typeof item !== 'string') throw new ReadError(`${path}/@${key.slice(2)} is malformed`);
         attributes[key.slice(2)] = decodeEntities(item, `${path}/@${key.slice(2)}`);
       }
+      cdata = raw['#cdata'];
       raw = raw['#text'] ?? '';
     }
     if (typeof raw !== 'string') throw new ReadError(`${path} is malformed`);
-    const text = decodeEntities(raw, path);
+    let text: string;
+    if (cdata === undefined) text = decodeEntities(raw, path);
+    else if (typeof cdata === 'string' && raw === '') text = cdata.trim();
+    else throw new ReadError(`${path} mixes text and CDATA sections`);
     if (text === '') throw new ReadError(`${path} is empty`);
     if (text.length > maxLength) throw new ReadError(`${path} is longer than ${maxLength} characters`);
     return { path, text, attributes };

@@ -309,6 +309,14 @@ describe('readBankFile refuses', () => {
     assert.equal(readBankFile(valid.replace('BANK-STS-0001', 'BANK&#x1F4B6;')).ok, true);
   });
 
+  test('CDATA: taken literally when alone, refused when mixed with text', () => {
+    const read = readBankFile(valid.replace('BANK-STS-0001', '<![CDATA[A&amp;B<C>]]>'));
+    assert.ok(read.ok);
+    assert.equal(read.file.msgId, 'A&amp;B<C>');
+    refused(valid.replace('BANK-STS-0001', 'A<![CDATA[B]]>C'), /mixes text and CDATA/);
+    refused(valid.replace('BANK-STS-0001', '<![CDATA[B]]><![CDATA[C]]>'), /mixes text and CDATA/);
+  });
+
   test('bytes that are not UTF-8 and other declared encodings', () => {
     const bytes = new TextEncoder().encode(valid.replace('BANK-STS-0001', 'BANK-STS-é'));
     const latin1 = Uint8Array.from(bytes.filter((byte) => byte !== 0xc3));
