@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import { Journal } from '@paygate/simulator-kit';
+import type { BookingMode, StatusFileRecord, TransferRecord, UploadRecord } from './model.js';
+
+/** One change to the state; a transaction is a list of them, written as one journal line. */
+export type Change =
+  | { readonly t: 'upload'; readonly v: UploadRecord }
+  | { readonly t: 'transfer'; readonly v: TransferRecord }
+  | { readonly t: 'file'; readonly v: StatusFileRecord }
+  | { readonly t: 'mode'; readonly v: BookingMode }
+  | { readonly t: 'seq'; readonly v: number };
+
+interface Snapshot {
+  readonly version: 1;
+  readonly instance: string;
+  readonly seq: number;
+  readonly mode: BookingMode;
+  readonly uploads: UploadRecord[];
+  readonly transfers: TransferRecord[];
+  readonly files: StatusFileRecord[];
+}
+
+/**
+ * The bank's state: in memory, made durable by the kit's journal (one fsynced JSON line per
+ * transaction over an atomically replaced snapshot; a restart after a kill -9 replays it). It
+ * remembers every `MsgId` taken, across restarts, for the duplicate check. The caller holds the
+ * data directory's lock.
+ */
+export class Store {
+  /** Every file taken from `/upload`, by where it is kept (unique). */
+  readonly uploads = new Map<string, UploadRecord>();
+  readonly transfers = new Map<string, TransferRecord>();
+  readonly files = new Map<string, StatusFileRecord>();
+  /** `MsgId` → the accepted upload that carried it. */
+  readonly acceptedMsgIds = new Map<string, UploadRecord>();
+  mode: BookingMode = 'release';
+  /** Makes the bank's identifiers and file names unique across its restarts and other data directories. */
+  instance = randomBytes(3).toString('hex').toUpperCase();
+  /** The last sequence number handed out (identifiers, file names). */
+  seq = 0;
+
+  readonly #journal: Journal<Change, Snapshot>;
+
+  constructor(readonly dir: string) {
+    this.#journal = new Journal<Change, Snapshot>(dir, {
+      apply: (change) => this.#apply(change),
+      snapshot: () => ({
+        version: 1,
+        instance: this.instance,
+        seq: this.seq,
+        mode: this.mode,
+        uploads: [...this.uploads.values()],
+        transfers: [...this.transfers.values()],
+        files: [...this.files.values()],
+      }),
+      restore: (snapshot) => {
+        this.instance = snapshot.instance;
+        this.seq = snapshot.seq;
+        this.mode = snapshot.mode;
+        for (const v of snapshot.uploads) this.#apply({ t: 'upload', v });
+        for (const v of snapshot.transfers) this.#apply({ t: 'transfer', v });
+        for (const v of snapshot.files) this.#apply({ t: 'file', v });
+      },
+    });
+  }
+
+  /** The transfers with this end-to-end id, newest first. */
+  transfersByEndToEndId(endToEndId: string): TransferRecord[] {
+    return [...this.transfers.values()].filter((t) => t.endToEndId === endToEndId).reverse();
+  }
+
+  /** Applies the changes in memory and makes them durable, as one transaction. */
+  commit(changes: readonly Change[]): void {
+    this.#journal.commit(changes);
+  }
+
+  close(): void {
+    this.#journal.close();
+  }
+
+  #apply(change: Change): void {
+    switch (change.t) {
+      case 'upload':
+        this.uploads.set(change.v.keptAs, change.v);
+        if (change.v.outcome === 'accepted') this.acceptedMsgIds.set(change.v.msgId, change.v);
+        break;
+      case 'transfer':
+        this.transfers.set(change.v.id, change.v);
+        break;
+      case 'file':
+        this.files.set(change.v.name, change.v);
+        break;
+      case 'mode':
+        this.mode = change.v;
+        break;
+      case 'seq':
+        this.seq = Math.max(this.seq, change.v);
+        break;
+    }
+  }
+}

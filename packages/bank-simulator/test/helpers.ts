@@ -1,0 +1,194 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writePain001, type CreditTransfer } from '@paygate/iso20022';
+import ssh2, { type SFTPWrapper } from 'ssh2';
+import { fingerprintOf } from '../src/keys.js';
+
+const { Client, utils } = ssh2;
+
+export const BIN = fileURLToPath(new URL('../bin/paygate-bank.js', import.meta.url));
+
+export function tempDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'paygate-bank-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A fresh client key pair; the public key written as an OpenSSH `.pub` file. */
+export function clientKey(dir: string, name = 'client'): { privateKey: string; publicFile: string } {
+  const pair = utils.generateKeyPairSync('ed25519', { comment: name });
+  const publicFile = join(dir, `${name}.pub`);
+  writeFileSync(publicFile, `${pair.public}\n`);
+  writeFileSync(join(dir, name), pair.private, { mode: 0o600 });
+  return { privateKey: pair.private, publicFile };
+}
+
+export async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value as T;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export interface Running {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  readonly sftpPort: number;
+  readonly controlUrl: string;
+  /** As printed: `SHA256:…`. */
+  readonly fingerprint: string;
+  readonly channel: Record<string, unknown>;
+}
+
+/** Starts `paygate-bank` as its own process (as `npx paygate-bank` does) and reads what it prints. */
+export async function startBank(dataDir: string, authorizedKey: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [BIN], {
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      BANK_DATA_DIR: dataDir,
+      BANK_AUTHORIZED_KEY: authorizedKey,
+      BANK_SFTP_PORT: '0',
+      BANK_PORT: '0',
+      BANK_TICK_MS: '50',
+      BANK_BOOK_AFTER: '300ms',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+  const listening = await waitFor(
+    () => lines.find((line) => line.includes('"msg":"paygate-bank listening"')),
+    'the bank to listen',
+    30_000,
+  ).catch((error: Error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${error.message}: ${lines.join('\n')}`);
+  });
+  const fields = JSON.parse(listening) as { sftpPort: number; controlUrl: string };
+  const fingerprint = /host key (SHA256:[A-Za-z0-9+/]{43}) /.exec(lines.join('\n'))?.[1] as string;
+  const snippet = lines[
+    lines.findIndex((line) => line.startsWith('paygate-bank: the sepa-sftp channel')) + 1
+  ] as string;
+  return {
+    child,
+    lines,
+    sftpPort: fields.sftpPort,
+    controlUrl: fields.controlUrl,
+    fingerprint,
+    channel: JSON.parse(snippet) as Record<string, unknown>,
+  } satisfies Running;
+}
+
+export async function stopBank(running: Running, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (running.child.exitCode !== null) return running.child.exitCode;
+  running.child.kill(signal);
+  const [code] = (await once(running.child, 'exit')) as [number | null];
+  return code;
+}
+
+/** An SFTP session as the platform opens one: host key pinned by fingerprint, public-key authentication. */
+export interface Session {
+  readonly sftp: SFTPWrapper;
+  end(): void;
+  readdir(path: string): Promise<string[]>;
+  read(path: string): Promise<Buffer>;
+  write(path: string, data: string | Buffer, flags?: 'w' | 'wx' | 'a'): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  /** Writes under a temporary name, then renames to `name`: the platform's upload. */
+  upload(name: string, data: string | Buffer): Promise<void>;
+}
+
+export function connect(
+  port: number,
+  options: { privateKey: string; fingerprint: string; username?: string; password?: string },
+): Promise<Session> {
+  return new Promise((resolve, reject) => {
+    const client = new Client();
+    client.on('error', reject);
+    client.on('ready', () => {
+      client.setNoDelay(true); // as the server: no Nagle delay on each small request
+      client.sftp((error, sftp) => {
+        if (error) return reject(error);
+        const call = <T>(run: (done: (error: Error | null | undefined, value?: T) => void) => void) =>
+          new Promise<T>((ok, fail) => run((e, value) => (e ? fail(e) : ok(value as T))));
+        const session: Session = {
+          sftp,
+          end: () => client.end(),
+          readdir: async (path) =>
+            (await call<{ filename: string }[]>((done) => sftp.readdir(path, done))).map((e) => e.filename).sort(),
+          read: (path) => call<Buffer>((done) => sftp.readFile(path, done)),
+          write: async (path, data, flags = 'w') => {
+            const handle = await call<Buffer>((done) => sftp.open(path, flags, 0o640, done));
+            const bytes = Buffer.from(data);
+            await call((done) => sftp.write(handle, bytes, 0, bytes.length, 0, (e) => done(e)));
+            await call((done) => sftp.close(handle, (e) => done(e)));
+          },
+          rename: (from, to) => call((done) => sftp.rename(from, to, (e) => done(e))),
+          upload: async (name, data) => {
+            await session.write(`/upload/${name}.part`, data);
+            await session.rename(`/upload/${name}.part`, `/upload/${name}`);
+          },
+        };
+        resolve(session);
+      });
+    });
+    client.connect({
+      host: '127.0.0.1',
+      port,
+      username: options.username ?? 'paygate',
+      privateKey: options.privateKey,
+      ...(options.password !== undefined ? { password: options.password } : {}),
+      hostVerifier: (key: Buffer) => fingerprintOf(key) === options.fingerprint,
+      readyTimeout: 20_000,
+    });
+  });
+}
+
+export async function control(base: string, path: string, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+  });
+  return { status: response.status, body: (await response.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+let counter = 0;
+/** A fresh identifier of the EPC reference rules. */
+export const newId = (prefix: string) => `${prefix}${Date.now().toString(36).toUpperCase()}${++counter}`;
+
+export const DEBTOR = { name: 'Paygate Payouts', iban: 'DE75512108001245126199', bic: 'PGBKDEF0XXX' };
+
+export function transfer(endToEndId: string, amount = '10.00', name = 'Zoë Müller & Co'): CreditTransfer {
+  return { endToEndId, amount, creditor: { name, iban: 'FR1420041010050500013M02606', bic: 'PSSTFRPPPAR' } };
+}
+
+/** A pain.001 written by `@paygate/iso20022`, as the platform writes one. */
+export function pain001(msgId: string, transfers: readonly CreditTransfer[]): string {
+  return writePain001({
+    msgId,
+    createdAt: new Date(),
+    requestedExecutionDate: new Date().toISOString().slice(0, 10),
+    paymentInformationId: msgId,
+    debtor: DEBTOR,
+    transactions: transfers,
+  });
+}
