@@ -33,7 +33,7 @@ export interface Pain002Transaction {
   readonly originalEndToEndId: string;
   /** `TxSts`: `ACSC`, `ACCC`, `RJCT`, `ACCP`, `PDNG`, … */
   readonly status: string;
-  /** `StsRsnInf/Rsn/Cd` (the first one): `AC01`, `AC04`, `FF01`, … */
+  /** `StsRsnInf/Rsn/Cd` (the first one with a code): `AC01`, `AC04`, `FF01`, … */
   readonly reason?: string | undefined;
 }
 
@@ -43,7 +43,7 @@ export interface Pain002PaymentInformation {
   readonly originalPaymentInformationId: string;
   /** `PmtInfSts`. */
   readonly status?: string | undefined;
-  /** `StsRsnInf/Rsn/Cd` of the block (the first one). */
+  /** `StsRsnInf/Rsn/Cd` of the block (the first one with a code). */
   readonly reason?: string | undefined;
 }
 
@@ -60,7 +60,7 @@ export interface Pain002 {
   readonly originalMessageNameId?: string | undefined;
   /** `GrpSts`: `ACSC`, `RJCT`, `PART`, `ACCP`, … */
   readonly groupStatus?: string | undefined;
-  /** `StsRsnInf/Rsn/Cd` of the group (the first one). */
+  /** `StsRsnInf/Rsn/Cd` of the group (the first one with a code). */
   readonly groupReason?: string | undefined;
   /** Every `OrgnlPmtInfAndSts/TxInfAndSts`, all blocks' in document order. */
   readonly transactions: readonly Pain002Transaction[];
@@ -103,9 +103,9 @@ function reasonNode(reason: string | undefined, member: string): BuildNode | und
 
 /**
  * Writes a `pain.002.001.10` status report, valid against the XSD (the .001.11 one with its
- * namespace rewritten: see `validateXml`). `OrgnlMsgNmId` is `pain.001.001.09` unless `originalMessageNameId` says otherwise. Throws
- * {@link Pain002Error} on an identifier over 35 characters or a code that is not 1–4 upper-case
- * letters or digits.
+ * namespace rewritten: see `validateXml`). `OrgnlMsgNmId` is `pain.001.001.09` unless
+ * `originalMessageNameId` says otherwise. Throws {@link Pain002Error} on an identifier over 35
+ * characters or a code that is not 1–4 upper-case letters or digits.
  */
 export function writePain002(report: Omit<Pain002, 'kind'>): string {
   if (Number.isNaN(report.createdAt.getTime())) throw new Pain002Error('createdAt is not a valid date');
@@ -142,10 +142,13 @@ function readCode(element: Element, name: string): string | undefined {
   return element.optionalText(name, 4);
 }
 
-/** The first `StsRsnInf/Rsn/Cd` of `element` (a `Prtry` reason is not a code and is not read). */
+/** The first `StsRsnInf/Rsn/Cd` of `element` (a `Prtry` reason is not a code and is passed over). */
 function firstReason(element: Element): string | undefined {
-  const first = element.all('StsRsnInf')[0];
-  return first === undefined ? undefined : first.optional('Rsn')?.optionalText('Cd', 4);
+  for (const info of element.all('StsRsnInf')) {
+    const cd = info.optional('Rsn')?.optionalText('Cd', 4);
+    if (cd !== undefined) return cd;
+  }
+  return undefined;
 }
 
 /** Reads `Document/CstmrPmtStsRpt`; throws {@link ReadError}. */

@@ -124,7 +124,7 @@ describe('pain.002', () => {
       </p:TxInfAndSts>
     </p:OrgnlPmtInfAndSts>
     <p:OrgnlPmtInfAndSts><p:OrgnlPmtInfId>P2</p:OrgnlPmtInfId><p:PmtInfSts>RJCT</p:PmtInfSts>
-      <p:StsRsnInf><p:Rsn><p:Prtry>BANKSPECIFIC</p:Prtry></p:Rsn></p:StsRsnInf>
+      <p:StsRsnInf><p:Rsn><p:Prtry>BANKSPECIFIC</p:Prtry></p:Rsn></p:StsRsnInf><p:StsRsnInf><p:Rsn><p:Cd>AM05</p:Cd></p:Rsn></p:StsRsnInf>
       <p:TxInfAndSts><p:OrgnlEndToEndId>W2</p:OrgnlEndToEndId><p:TxSts>ACSC</p:TxSts></p:TxInfAndSts>
     </p:OrgnlPmtInfAndSts>
   </p:CstmrPmtStsRpt>
@@ -145,7 +145,7 @@ describe('pain.002', () => {
       ],
       paymentInformation: [
         { originalPaymentInformationId: 'P1', status: undefined, reason: undefined },
-        { originalPaymentInformationId: 'P2', status: 'RJCT', reason: undefined },
+        { originalPaymentInformationId: 'P2', status: 'RJCT', reason: 'AM05' },
       ],
     });
     const v11 = readBankFile(writePain002(REPORT).replace('pain.002.001.10', 'pain.002.001.11'));
