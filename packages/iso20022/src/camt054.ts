@@ -8,7 +8,7 @@
  * Document/BkToCstmrDbtCdtNtfctn
  *   GrpHdr     MsgId, CreDtTm
  *   Ntfctn+    Id, CreDtTm?, Acct/Id/IBAN
- *     Ntry*    Amt Ccy, CdtDbtInd, Sts/Cd, BookgDt/Dt?, BkTxCd/Domn(Cd, Fmly(Cd, SubFmlyCd))
+ *     Ntry*    Amt Ccy, CdtDbtInd, Sts/Cd, BookgDt/Dt?, AcctSvcrRef?, BkTxCd/Domn(Cd, Fmly(Cd, SubFmlyCd))
  *       NtryDtls/TxDtls (any number of each): Refs(AcctSvcrRef?, EndToEndId?), Amt Ccy?, RtrInf/Rsn/Cd?
  * ```
  *
@@ -59,6 +59,11 @@ export interface CamtEntry {
   readonly accountIban?: string | undefined;
   /** `BookgDt/Dt` (or the date of `BookgDt/DtTm`). */
   readonly bookingDate?: string | undefined;
+  /**
+   * `Ntry/AcctSvcrRef`: the bank's reference of the entry. Some banks give it here rather than (or as
+   * well as) in each transaction's `Refs/AcctSvcrRef`.
+   */
+  readonly accountServicerRef?: string | undefined;
   /** `BkTxCd/Domn`. */
   readonly bankTransactionCode?: BankTransactionCode | undefined;
   /** Every `NtryDtls/TxDtls`, in document order. */
@@ -157,6 +162,7 @@ export function writeCamt054(notification: Omit<Camt054, 'kind'> & { readonly ac
       CdtDbtInd: entry.creditDebit,
       Sts: { Cd: code(entry.status, `${at}.status`) },
       BookgDt: entry.bookingDate === undefined ? undefined : { Dt: entry.bookingDate },
+      AcctSvcrRef: text35(entry.accountServicerRef, `${at}.accountServicerRef`),
       // BkTxCd is required by the XSD; both of its members are optional.
       BkTxCd:
         code4 === undefined
@@ -243,6 +249,7 @@ function readEntry(entry: Element, accountIban: string | undefined): CamtEntry {
     currency: entryCurrency,
     accountIban,
     bookingDate,
+    accountServicerRef: entry.optionalText('AcctSvcrRef'),
     bankTransactionCode:
       domain === undefined || family === undefined
         ? undefined

@@ -46,6 +46,7 @@ const RETURN: Omit<Camt054, 'kind'> & { account: typeof ACCOUNT } = {
       amount: '12.30',
       currency: 'EUR',
       bookingDate: '2026-11-28',
+      accountServicerRef: 'NTRY-20261128-1',
       bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'RRTN' },
       transactions: [
         {
@@ -182,6 +183,7 @@ describe('camt.054', () => {
       kind: 'camt.054',
       ...notification,
       entries: notification.entries.map((entry) => ({
+        accountServicerRef: undefined,
         ...entry,
         accountIban: 'DE89370400440532013000',
         transactions: entry.transactions.map((tx) => ({ returnReason: undefined, ...tx })),
