@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
   type CreditTransfer,
@@ -63,6 +64,39 @@ describe('writePain001', () => {
     // A creditor without a BIC has no CdtrAgt at all.
     const third = xml.split('<CdtTrfTxInf>')[3] ?? '';
     assert.doesNotMatch(third, /CdtrAgt/);
+  });
+
+  test('writes a small file byte for byte as the golden copy in test/fixtures', () => {
+    const golden = readFileSync(new URL('./fixtures/pain.001.001.09-two-payouts.xml', import.meta.url), 'utf8');
+    const xml = writePain001({
+      msgId: 'PG-20261127-0001',
+      createdAt: new Date('2026-11-27T21:30:15.250Z'),
+      requestedExecutionDate: '2026-11-30',
+      paymentInformationId: 'PG-20261127-0001',
+      debtor: { name: 'Paygate Payouts GmbH', iban: 'DE89370400440532013000' },
+      transactions: [
+        {
+          endToEndId: 'W0000000001',
+          amount: '0.10',
+          creditor: {
+            name: 'Zoë Ångström & Søn <GmbH>',
+            iban: 'FR14 2004 1010 0505 0001 3M02 606',
+            bic: 'DEUTDEFF500',
+          },
+        },
+        {
+          endToEndId: 'W0000000002',
+          amount: '1234.5',
+          creditor: { name: 'Ann', iban: 'NL91ABNA0417164300' },
+          remittanceInformation: 'Payout W0000000002',
+        },
+      ],
+    });
+    assert.equal(xml, golden);
+  });
+
+  test('the golden copy is valid against the EPC XSD', async () => {
+    await assertValid(readFileSync(new URL('./fixtures/pain.001.001.09-two-payouts.xml', import.meta.url), 'utf8'));
   });
 
   test('writes the fixed members of EPC132-08', () => {
