@@ -362,6 +362,36 @@ describe('paygate-bank (SFTP, pain.001 in, pain.002 and camt.054 out)', () => {
     );
   });
 
+  test('kill -9 with bookings held: after a restart they are still held, and release reports them', async () => {
+    assert.equal((await control(bank.controlUrl, '/control/booking', { mode: 'hold' })).status, 200);
+    const msgId = newId('MSG');
+    const a = newId('W');
+    await session.upload(`${msgId}.xml`, pain001(msgId, [transfer(a, '4.20')]));
+    await waitFor(async () => {
+      const { body } = await control(bank.controlUrl, '/control/transfers');
+      return body.transfers.some(
+        (t: { endToEndId: string; status: string }) => t.endToEndId === a && t.status === 'booked',
+      )
+        ? true
+        : undefined;
+    }, 'the booking (held)');
+    session.end();
+    assert.equal(await stopBank(bank, 'SIGKILL'), null);
+    bank = await startBank(dataDir, key.publicFile);
+    session = await connect(bank.sftpPort, { privateKey: key.privateKey, fingerprint: bank.fingerprint });
+    const { body } = await control(bank.controlUrl, '/control/transfers');
+    assert.equal(body.mode, 'hold');
+    const held = body.transfers.find((t: { endToEndId: string }) => t.endToEndId === a);
+    assert.deepEqual([held.status, held.reported], ['booked', false]);
+    assert.equal((await control(bank.controlUrl, '/control/booking', { mode: 'release' })).status, 200);
+    const [report, notification] = (await nextFiles(session, seen, 2)) as [Pain002, Camt054];
+    assert.deepEqual([report.originalMsgId, report.groupStatus], [msgId, 'ACSC']);
+    assert.deepEqual(
+      notification.entries.map((e) => [e.creditDebit, e.amount, e.transactions[0]?.accountServicerRef]),
+      [['DBIT', '4.20', held.accountServicerRef]],
+    );
+  });
+
   test('a second bank on the same data directory, and a bank without its authorized key, stop at once with one line', () => {
     const env = { ...process.env, NODE_OPTIONS: '', BANK_DATA_DIR: dataDir, BANK_SFTP_PORT: '0', BANK_PORT: '0' };
     const second = spawnSync(process.execPath, [BIN], {
