@@ -32,6 +32,9 @@ CREATE TABLE IF NOT EXISTS sepa_files (
   acknowledged_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS sepa_files_to_upload ON sepa_files (channel, id) WHERE state = 'built';
+-- Files uploaded that the bank has said nothing of yet (the gauge of the oldest one's age).
+CREATE INDEX IF NOT EXISTS sepa_files_unacknowledged ON sepa_files (channel, uploaded_at)
+  WHERE state = 'uploaded' AND acknowledged_at IS NULL;
 
 -- The payouts of each file: the primary key makes a payout's file one and only one. The bank's
 -- status of each transaction (pain.002 TxSts, camt.054 booking) and its reason code are kept

@@ -4,6 +4,7 @@ import type { Db } from './db/db.js';
 import { Nonces } from './modules/auth/service.js';
 import { Balances } from './modules/balances/service.js';
 import { type ChannelRegistry, channelRegistry } from './modules/channels/registry.js';
+import { unacknowledgedFileAges } from './modules/channels/sepa-sftp/files.js';
 import { Ledger } from './modules/ledger/service.js';
 import { Merchants } from './modules/merchants/service.js';
 import { type PaymentHooks, Payments } from './modules/payments/service.js';
@@ -68,10 +69,12 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
   const platformKeys = new PlatformKeys(db, config.environment, sealer, now, masterKeys.source);
   // The queue gauges read the outbox when scraped, by which time `webhooks` exists.
   const nonces = new Nonces(db, now);
+  const sepaChannels = config.channels.filter((c) => c.kind === 'sepa-sftp').map((c) => c.name);
   const metrics: Metrics = new Metrics(() => webhooks.queueStats(), {
     nonces: () => nonces.count(),
     pool: () => db.poolStats(),
     embeddedMemory: () => db.embeddedMemoryBytes(),
+    ...(sepaChannels.length > 0 ? { sepaUnacknowledged: () => unacknowledgedFileAges(db, now(), sepaChannels) } : {}),
   });
   const webhooks: Webhooks = new Webhooks(db, config, platformKeys, now, {
     ...options.webhooks,

@@ -390,6 +390,36 @@ for (const database of databases()) {
       );
     });
 
+    it('operators list the files sent and received (paygate channels files); metrics count them', async () => {
+      const answer = await fetch(`${platform.url}/admin/v1/channels/bank/files`, {
+        headers: { authorization: 'Bearer test-admin-token-0123456789abcdef' },
+      });
+      assert.equal(answer.status, 200);
+      const { data } = (await answer.json()) as {
+        data: {
+          sent: { msgId: string; state: string; transactions: number; groupStatus: string | null }[];
+          received: { name: string; state: string; reason: string | null; message: string | null }[];
+        };
+      };
+      assert.ok(data.sent.length >= 6);
+      assert.ok(
+        data.sent.every((file) => ['uploaded', 'acknowledged'].includes(file.state)),
+        JSON.stringify(data.sent),
+      );
+      assert.ok(data.sent.some((file) => file.state === 'acknowledged' && file.groupStatus === 'RJCT'));
+      assert.ok(data.sent.some((file) => file.transactions === 40));
+      const garbage = data.received.find((file) => file.name === 'garbage.xml');
+      assert.equal(garbage?.state, 'set_aside');
+      assert.ok(garbage?.reason);
+      assert.ok(data.received.some((file) => file.state === 'applied' && file.message === 'camt.054'));
+      const unknown = await fetch(`${platform.url}/admin/v1/channels/nope/files`, {
+        headers: { authorization: 'Bearer test-admin-token-0123456789abcdef' },
+      });
+      assert.equal(unknown.status, 404);
+      const metrics = await (await fetch(`${platform.url}/metrics`)).text();
+      assert.match(metrics, /paygate_sepa_oldest_unacknowledged_file_age_seconds\{channel="bank"\} \d/);
+    });
+
     it('a server with another host key is refused before the platform authenticates', async () => {
       const wrong = new SftpSession({
         host: '127.0.0.1',

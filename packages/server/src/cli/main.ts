@@ -36,6 +36,9 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate channels notifications --channel NAME [--json]
         the channel's newest 100 notifications as received (event id, order, outcome; --json adds the
         raw body and authentication headers), newest first
+  paygate channels files [--channel NAME] [--json]
+        the files the sepa-sftp channels sent (MsgId, payouts, state built/uploaded/acknowledged, the
+        bank's group status) and received (state applied/set aside, with the reason), newest first
   paygate channels sync --order-no ORDER_NO [--json]
         asks the order's channel about it now and applies the answer as polling does (e.g. a payout
         returned after polling stopped asking, 7 days after it succeeded); prints the channel's
@@ -263,6 +266,37 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
           outcome,
           detail,
         })),
+        false,
+      );
+    }
+    case 'channels files': {
+      const path =
+        values.channel === undefined ? '/channels/files' : `/channels/${encodeURIComponent(values.channel)}/files`;
+      const files = await api.call<{ sent: Record<string, unknown>[]; received: Record<string, unknown>[] }>(
+        'GET',
+        path,
+      );
+      if (json) return print(files, true);
+      const at = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : '');
+      return print(
+        [
+          ...files.sent.map((f) => ({
+            direction: 'sent',
+            at: at(f.uploadedAt ?? f.createdAt),
+            channel: f.channel,
+            name: f.name,
+            state: f.state,
+            detail: `${String(f.transactions)} payouts, EUR ${String(f.controlSum)}${f.groupStatus ? `, ${String(f.groupStatus)}` : ''}${f.lastError ? `, ${String(f.lastError)}` : ''}`,
+          })),
+          ...files.received.map((f) => ({
+            direction: 'received',
+            at: at(f.receivedAt),
+            channel: f.channel,
+            name: f.name,
+            state: f.state,
+            detail: f.reason ?? f.message ?? '',
+          })),
+        ],
         false,
       );
     }

@@ -36,6 +36,8 @@ export interface MetricSources {
   readonly pool?: () => PoolStats | undefined;
   /** The embedded database's WebAssembly memory in bytes; `undefined` on PostgreSQL. */
   readonly embeddedMemory?: () => number | undefined;
+  /** Per sepa-sftp channel, the age of its oldest file uploaded without a word from the bank. */
+  readonly sepaUnacknowledged?: () => Promise<readonly { channel: string; ageSeconds: number }[]>;
 }
 
 /** Outcome of a call to a payment channel. */
@@ -113,7 +115,22 @@ export class Metrics {
   constructor(queue: () => Promise<{ pending: number; oldestPendingAgeSeconds: number }>, sources: MetricSources = {}) {
     this.registry.registerMetric(ordersFinal);
     this.registry.registerMetric(ledgerPostings);
-    const { nonces, pool, embeddedMemory } = sources;
+    const { nonces, pool, embeddedMemory, sepaUnacknowledged } = sources;
+    if (sepaUnacknowledged) {
+      new Gauge({
+        name: 'paygate_sepa_oldest_unacknowledged_file_age_seconds',
+        help: 'Per sepa-sftp channel, the age of the oldest pain.001 uploaded that the bank has said nothing of (0: none)',
+        labelNames: ['channel'] as const,
+        registers: [this.registry],
+        async collect() {
+          try {
+            for (const { channel, ageSeconds } of await sepaUnacknowledged()) this.set({ channel }, ageSeconds);
+          } catch {
+            // Left at its last value while the database does not answer (see paygate_database_up).
+          }
+        },
+      });
+    }
     if (nonces) {
       new Gauge({
         name: 'paygate_auth_nonces',

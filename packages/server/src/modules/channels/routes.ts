@@ -8,6 +8,8 @@ import { parseInput } from '../../validation.js';
 import type { ChannelServices } from './apply.js';
 import { listNotifications, receiveNotification, recordHint, settleHint } from './notifications.js';
 import { configuredChannels, syncOrder } from './polling.js';
+import { listSepaFiles } from './sepa-sftp/files.js';
+import { isSepaSftp } from './sepa-sftp/sepa-sftp.js';
 
 const noSuchChannel = () => new DomainError('NOT_FOUND', 'no such channel');
 
@@ -76,13 +78,22 @@ const syncInput = z.strictObject({ orderNo: z.union([orderNoOf('P'), orderNoOf('
  * - `GET /admin/v1/channels/{name}/notifications` (`paygate channels notifications`): the
  *   channel's newest 100 notifications as received, with what applying them did;
  * - `POST /admin/v1/channels/sync` (`paygate channels sync`): asks an order's channel about it
- *   now and applies the answer (polling.ts, syncOrder).
+ *   now and applies the answer (polling.ts, syncOrder);
+ * - `GET /admin/v1/channels/files`, `GET /admin/v1/channels/{name}/files` (`paygate channels files`): the files the
+ *   sepa-sftp channels sent (built, uploaded, acknowledged) and received (applied, set aside).
  */
 export function channelAdminRoutes(admin: FastifyInstance, services: ChannelServices): void {
   admin.get('/channels/:name/notifications', async (request) => {
     const { name } = request.params as { name: string };
     if (!services.channels.get(name)) throw noSuchChannel();
     return success(await listNotifications(services, name));
+  });
+  admin.get('/channels/files', async () => success(await listSepaFiles(services.db, undefined)));
+  admin.get('/channels/:name/files', async (request) => {
+    const { name } = request.params as { name: string };
+    const connector = services.channels.get(name);
+    if (!connector || !isSepaSftp(connector)) throw noSuchChannel();
+    return success(await listSepaFiles(services.db, name));
   });
   admin.post('/channels/sync', async (request) => {
     const { orderNo } = parseInput(syncInput, request.body);

@@ -260,13 +260,21 @@ class FileApplier {
     return result.rows[0];
   }
 
-  /** Keeps the bank's status and reason of a payout (shown in the portal and to the operator). */
+  /**
+   * Keeps the bank's status and reason of a payout (shown in the portal and to the operator); its
+   * file counts as acknowledged from the bank's first word about any of its payouts.
+   */
   private async bankSaid(member: Member, status: string, reason: string | undefined): Promise<void> {
+    const now = new Date(this.services.now());
     await this.tx.query(
       `UPDATE sepa_file_payouts SET bank_status = $2, bank_reason = COALESCE($3, bank_reason), bank_status_at = $4
         WHERE order_no = $1`,
-      [member.order_no, status, reason ?? null, new Date(this.services.now())],
+      [member.order_no, status, reason ?? null, now],
     );
+    await this.tx.query(`UPDATE sepa_files SET acknowledged_at = $2 WHERE msg_id = $1 AND acknowledged_at IS NULL`, [
+      member.msg_id,
+      now,
+    ]);
   }
 
   private async apply(member: Member, status: ChannelStatus, eventId: string, refundNo?: string): Promise<void> {
