@@ -162,14 +162,9 @@ export function createSftpServer(options: SftpOptions): InstanceType<typeof Serv
         client.on('session', (acceptSession) => {
           const session = acceptSession();
           session.on('sftp', (acceptSftp) => serve(acceptSftp(), client, options, peer));
-          // Anything else a client may ask of a session (pty, shell, exec, subsystems) is refused.
-          for (const event of ['pty', 'shell', 'exec', 'subsystem', 'env', 'x11', 'auth-agent'] as const) {
-            session.on(event as 'shell', (_accept, reject) => reject?.());
-          }
+          // ssh2 refuses what nobody listens for: pty, shell, exec, other subsystems, and (on the
+          // connection) port forwarding and global requests. The session is SFTP only.
         });
-        client.on('tcpip', (_accept, reject) => reject());
-        client.on('openssh.streamlocal', (_accept, reject) => reject());
-        client.on('request', (_accept, reject) => reject?.());
       });
     },
   );

@@ -355,6 +355,15 @@ describe('paygate-bank (SFTP, pain.001 in, pain.002 and camt.054 out)', () => {
       connect(bank.sftpPort, { privateKey: key.privateKey, fingerprint: bank.fingerprint, username: 'root' }),
       /All configured authentication methods failed/,
     );
+    // The session is SFTP only: no command, no shell.
+    await assert.rejects(
+      new Promise((ok, fail) => session.client.exec('id', (e, stream) => (e ? fail(e) : ok(stream)))),
+      /Unable to exec/,
+    );
+    await assert.rejects(
+      new Promise((ok, fail) => session.client.shell((e, stream) => (e ? fail(e) : ok(stream)))),
+      /Unable to (request a pseudo-terminal|start shell)/,
+    );
     // A client pinning another host key refuses the bank before it authenticates.
     await assert.rejects(
       connect(bank.sftpPort, { privateKey: key.privateKey, fingerprint: `SHA256:${'A'.repeat(43)}` }),

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writePain001, type CreditTransfer } from '@paygate/iso20022';
-import ssh2, { type SFTPWrapper } from 'ssh2';
+import ssh2, { type Client as SshClient, type SFTPWrapper } from 'ssh2';
 import { fingerprintOf } from '../src/keys.js';
 
 const { Client, utils } = ssh2;
@@ -107,6 +107,7 @@ export async function stopBank(running: Running, signal: NodeJS.Signals = 'SIGTE
 
 /** An SFTP session as the platform opens one: host key pinned by fingerprint, public-key authentication. */
 export interface Session {
+  readonly client: SshClient;
   readonly sftp: SFTPWrapper;
   end(): void;
   readdir(path: string): Promise<string[]>;
@@ -131,6 +132,7 @@ export function connect(
         const call = <T>(run: (done: (error: Error | null | undefined, value?: T) => void) => void) =>
           new Promise<T>((ok, fail) => run((e, value) => (e ? fail(e) : ok(value as T))));
         const session: Session = {
+          client,
           sftp,
           end: () => client.end(),
           readdir: async (path) =>
