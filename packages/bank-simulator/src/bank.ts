@@ -306,6 +306,8 @@ export class Bank {
             entries: transfers.map((t): CamtEntry => ({
               status: 'BOOK',
               creditDebit: 'DBIT',
+              // One transaction per entry: the entry's reference is the transaction's.
+              accountServicerRef: t.accountServicerRef,
               amount: t.amount,
               currency: 'EUR',
               bookingDate: day(t.bookedAt ?? now),
@@ -399,6 +401,7 @@ export class Bank {
           {
             status: 'BOOK',
             creditDebit: 'CRDT',
+            accountServicerRef: ref,
             amount: returned,
             currency: 'EUR',
             bookingDate: day(now),

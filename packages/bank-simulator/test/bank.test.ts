@@ -118,6 +118,11 @@ describe('paygate-bank (SFTP, pain.001 in, pain.002 and camt.054 out)', () => {
     );
     const refs = notification.entries.map((entry) => entry.transactions[0]?.accountServicerRef);
     assert.equal(new Set(refs).size, 2, 'a unique AcctSvcrRef per booking');
+    assert.deepEqual(
+      notification.entries.map((entry) => entry.accountServicerRef),
+      refs,
+      'the entry carries its transaction reference',
+    );
     // The upload is taken out of /upload; the bank reports what it did.
     assert.deepEqual(await session.readdir('/upload'), []);
     const state = await control(bank.controlUrl, '/control/transfers');
@@ -238,6 +243,7 @@ describe('paygate-bank (SFTP, pain.001 in, pain.002 and camt.054 out)', () => {
     );
     assert.equal(entry?.transactions[0]?.endToEndId, b);
     assert.equal(entry?.transactions[0]?.returnReason, 'AC04');
+    assert.equal(entry?.accountServicerRef, entry?.transactions[0]?.accountServicerRef);
     const returnRef = entry?.transactions[0]?.accountServicerRef;
     assert.ok(returnRef);
 
