@@ -1,0 +1,364 @@
+/**
+ * SEPA payouts end to end through the reference bank (issue 37, "Done when"), on PGlite and
+ * PostgreSQL, every party its own process:
+ *
+ * - `paygate-bank` (packages/bank-simulator, its sources through tsx: what `npx paygate-bank`
+ *   runs once built): an SFTP server with its own host key, the platform's public key the one
+ *   authorized; its channel snippet (data dir `channel.json`) is the platform's channel file;
+ * - `paygate-psp` taking the merchant's EUR/SEPA payment that funds it (a production deployment
+ *   has no sandbox channel);
+ * - the platform (`npm start`'s main.ts) in production mode, its webhooks to an https receiver
+ *   verifying them with the SDK (`@paygate/merchant`), which also makes every call.
+ *
+ * Three EUR payouts are confirmed: one file arrives at the bank, valid against the EPC XSD; the
+ * bank rejects one and books two, then returns one booked payout: the merchant gets SUCCEEDED,
+ * FAILED and then REFUNDED webhooks with the refund fields, and the balance matches to the cent.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { validateXml } from '@paygate/iso20022';
+import { nodeWebhookHandler, PaygateClient, type Payout, type WebhookEvent, WebhookVerifier } from '@paygate/merchant';
+import { generateSigningKey } from '@paygate/protocol';
+import { databases, freshPostgres } from './harness.js';
+import { freePort, sshKeyPair } from './sshd-fixture.js';
+import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
+
+const ROOT = join(import.meta.dirname, '../../..');
+const SERVER = join(ROOT, 'packages/server/src/main.ts');
+const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
+const BANK = join(ROOT, 'packages/bank-simulator/src/main.ts');
+const PSP = join(ROOT, 'packages/psp-simulator/src/main.ts');
+const SECRET = 'e2e-psp-secret-0123456789abcdef';
+const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
+const MASTER_KEY = Buffer.alloc(32, 11).toString('base64');
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 40_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+function spawnNode(script: string, env: Record<string, string>, args: string[] = []): Proc {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function waitForLine(proc: Proc, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(proc.output());
+    if (match) return match;
+    if (proc.child.exitCode !== null || Date.now() > deadline) {
+      proc.child.kill('SIGKILL');
+      throw new Error(`no ${pattern} from the process:\n${proc.output().slice(-4000)}`);
+    }
+    await sleep(50);
+  }
+}
+
+async function stopProc(proc: Proc | undefined): Promise<void> {
+  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  proc.child.kill('SIGTERM');
+  await proc.exited;
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+}
+
+for (const database of databases()) {
+  describe(`SEPA payouts through paygate-bank (${database})`, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paygate-sepa-e2e-'));
+    let bank: Proc | undefined;
+    let psp: Proc | undefined;
+    let platform: Proc | undefined;
+    let dropDb: (() => Promise<void>) | undefined;
+    let bankControl = '';
+    let bankDataDir = '';
+    let pspUrl = '';
+    let platformUrl = '';
+    let platformEnv: Record<string, string> = {};
+    let shop: PaygateClient;
+    const events: WebhookEvent[] = [];
+    let closeReceiver: () => Promise<void> = async () => {};
+    let receiverUrl = '';
+
+    before(async () => {
+      // The platform's SSH key pair: the public half is the bank's one authorized key.
+      const keys = sshKeyPair();
+      const privateKeyFile = join(dir, 'bank_ed25519');
+      writeFileSync(privateKeyFile, keys.privateKey, { mode: 0o600 });
+      writeFileSync(`${privateKeyFile}.pub`, `${keys.publicKey}\n`);
+      bankDataDir = join(dir, 'bank');
+      const bankPort = await freePort();
+      bank = spawnNode(BANK, {
+        HOST: '127.0.0.1',
+        BANK_SFTP_PORT: String(await freePort()),
+        BANK_PORT: String(bankPort),
+        BANK_DATA_DIR: bankDataDir,
+        BANK_AUTHORIZED_KEY: `${privateKeyFile}.pub`,
+        BANK_BATCH_EVERY: '2s',
+        BANK_POLL_EVERY: '1s',
+        BANK_BOOK_AFTER: '8s',
+        LOG_LEVEL: 'info',
+      });
+      await waitForLine(bank, /paygate-bank listening/);
+      bankControl = `http://127.0.0.1:${bankPort}/control`;
+      const snippet = JSON.parse(readFileSync(join(bankDataDir, 'channel.json'), 'utf8')) as Record<string, unknown>;
+      assert.equal(snippet.privateKeyFile, privateKeyFile, 'the snippet names the platform key beside its .pub');
+
+      const pspPort = await freePort();
+      pspUrl = `http://127.0.0.1:${pspPort}`;
+      psp = spawnNode(PSP, {
+        HOST: '127.0.0.1',
+        PSP_PORT: String(pspPort),
+        PSP_SECRET: SECRET,
+        PSP_DATA_DIR: join(dir, 'psp'),
+        PSP_TICK_MS: '25',
+        LOG_LEVEL: 'info',
+      });
+      await waitForLine(psp, /paygate-psp listening/);
+
+      const channels = join(dir, 'channels.json');
+      writeFileSync(
+        channels,
+        JSON.stringify({
+          channels: [
+            snippet,
+            {
+              name: 'sim',
+              kind: 'psp-sim',
+              methods: [{ currency: 'EUR', code: 'SEPA' }],
+              payouts: [],
+              baseUrl: pspUrl,
+              secret: SECRET,
+            },
+          ],
+        }),
+      );
+      const certFile = join(dir, 'receiver-cert.pem');
+      writeFileSync(certFile, RECEIVER_CERT);
+      const storage: Record<string, string> = {};
+      if (database === 'postgres') {
+        const db = await freshPostgres();
+        storage.DATABASE_URL = db.url;
+        dropDb = db.drop;
+      } else {
+        storage.PAYGATE_DATA_DIR = join(dir, 'platform');
+        mkdirSync(storage.PAYGATE_DATA_DIR, { recursive: true });
+      }
+      const port = await freePort();
+      platformUrl = `http://127.0.0.1:${port}`;
+      platformEnv = {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        PAYGATE_ENV: 'production',
+        PAYGATE_MASTER_KEY: MASTER_KEY,
+        PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+        PAYGATE_WEBHOOK_ALLOW_PRIVATE: 'true',
+        PAYGATE_CHANNELS: channels,
+        PAYGATE_PUBLIC_URL: platformUrl,
+        PAYGATE_SHUTDOWN_DRAIN: '0',
+        PAYGATE_WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
+        NODE_EXTRA_CA_CERTS: certFile,
+        LOG_LEVEL: 'info',
+        ...storage,
+      };
+      platform = spawnNode(SERVER, platformEnv);
+      await waitForLine(platform, /"msg":"paygate listening"/);
+
+      const key = generateSigningKey();
+      const onboarded = await fetch(`${platformUrl}/admin/v1/merchants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'SEPA shop', publicKey: Buffer.from(key.publicKey).toString('base64') }),
+      });
+      const onboarding = (
+        (await onboarded.json()) as {
+          data: {
+            accessKey: string;
+            bodyKey: { keyId: string; publicKey: string };
+            webhookKeys: { keyid: string; publicKey: string }[];
+          };
+        }
+      ).data;
+      shop = new PaygateClient({
+        baseUrl: platformUrl,
+        accessKey: onboarding.accessKey,
+        privateKey: key.secretKey,
+        bodyKey: onboarding.bodyKey,
+        retryDelayMs: 50,
+      });
+      const handler = nodeWebhookHandler({
+        verifier: new WebhookVerifier({ webhookKeys: onboarding.webhookKeys }),
+        onEvent: (event) => void events.push(event),
+      });
+      const https = createHttpsServer({ key: RECEIVER_KEY, cert: RECEIVER_CERT }, (req, res) => void handler(req, res));
+      await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+      receiverUrl = `https://127.0.0.1:${(https.address() as AddressInfo).port}/webhooks`;
+      closeReceiver = async () => {
+        https.closeAllConnections();
+        await new Promise<void>((resolve) => https.close(() => resolve()));
+      };
+    });
+
+    after(async () => {
+      await stopProc(platform);
+      await stopProc(bank);
+      await stopProc(psp);
+      await closeReceiver();
+      await dropDb?.();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    const final = (orderNo: string, status: string) =>
+      waitFor(
+        () => events.find((event) => event.orderNo === orderNo && event.status === status),
+        `${orderNo} ${status} webhook`,
+      );
+
+    it('funded, three payouts confirmed: one file at the bank, valid; two booked, one rejected, one returned', async () => {
+      // Funding: an EUR payment through the provider, paid there.
+      const payment = await shop.payments.create({
+        merchantOrderNo: `FUND-${randomUUID().slice(0, 8)}`,
+        currency: 'EUR',
+        amount: '500.00',
+        paymentMethod: { code: 'SEPA' },
+        webhookUrl: receiverUrl,
+      });
+      const paid = await post(`${pspUrl}/control/payments/complete`, {
+        reference: payment.orderNo,
+        status: 'SUCCEEDED',
+      });
+      assert.equal(paid.status, 200, JSON.stringify(paid.body));
+      await final(payment.orderNo, 'SUCCEEDED');
+      const start = (await shop.balances()).find((b) => b.currency === 'EUR');
+      assert.ok(start && Number(start.available) > 0, JSON.stringify(start));
+
+      // Invalid payee details are refused before anything is reserved.
+      await assert.rejects(
+        shop.payouts.create({
+          merchantOrderNo: 'BAD-IBAN',
+          currency: 'EUR',
+          amount: '1.00',
+          webhookUrl: receiverUrl,
+          payee: { name: 'Ana', accountNumber: 'DE89370400440532013001' },
+        }),
+        (error: Error & { code?: string }) => /VALIDATION_FAILED/.test(`${error.code} ${error.message}`),
+      );
+
+      const payees = [
+        { name: 'José Müller & Søn', accountNumber: 'FR1420041010050500013M02606', bankCode: 'BNPAFRPP' },
+        { name: 'Zoë Ærøskøbing', accountNumber: 'NL91ABNA0417164300' },
+        { name: "O'Brien (Ltd.)", accountNumber: 'BE68539007547034' },
+      ];
+      const payouts: Payout[] = [];
+      for (const [i, payee] of payees.entries()) {
+        const created = await shop.payouts.create({
+          merchantOrderNo: `EU-${i}-${randomUUID().slice(0, 8)}`,
+          currency: 'EUR',
+          amount: `${10 + i}.25`,
+          webhookUrl: receiverUrl,
+          payee,
+        });
+        payouts.push(await shop.payouts.confirm({ orderNo: created.orderNo }));
+      }
+      const [booked, rejected, returned] = payouts as [Payout, Payout, Payout];
+      assert.ok(payouts.every((p) => p.status === 'PROCESSING'));
+
+      // One file arrives (batchEvery after the first confirm), the bank takes it as valid.
+      const files = await waitFor(async () => {
+        const answer = (await (await fetch(`${bankControl}/files`)).json()) as {
+          data?: { uploads: { name: string; msgId: string; outcome: string; keptAs: string }[] };
+          uploads?: { name: string; msgId: string; outcome: string; keptAs: string }[];
+        };
+        const uploads = answer.data?.uploads ?? answer.uploads ?? [];
+        return uploads.length > 0 ? uploads : undefined;
+      }, 'the file at the bank');
+      assert.equal(files.length, 1);
+      assert.equal(files[0]?.outcome, 'accepted', JSON.stringify(files));
+      const xml = readFileSync(join(bankDataDir, files[0]?.keptAs as string));
+      assert.deepEqual(await validateXml(xml, 'pain.001.001.09'), { valid: true });
+      assert.match(xml.toString('utf8'), /<Nm>Jose Muller \+ Son<\/Nm>/);
+
+      // The bank rejects one before booking; books the others.
+      const reject = await post(`${bankControl}/transfers/reject`, { endToEndId: rejected.orderNo, reason: 'AC04' });
+      assert.equal(reject.status, 200, JSON.stringify(reject.body));
+      await final(rejected.orderNo, 'FAILED');
+      await final(booked.orderNo, 'SUCCEEDED');
+      await final(returned.orderNo, 'SUCCEEDED');
+
+      // Then returns one booked payout.
+      const back = await post(`${bankControl}/transfers/return`, { endToEndId: returned.orderNo, reason: 'AC04' });
+      assert.equal(back.status, 200, JSON.stringify(back.body));
+      const refunded = await final(returned.orderNo, 'REFUNDED');
+      assert.equal(refunded.refundAmount, '12.25');
+      assert.ok(refunded.refundNo);
+      assert.ok(refunded.refundTime);
+      assert.deepEqual(
+        events.filter((e) => e.orderNo === returned.orderNo).map((e) => e.status),
+        ['SUCCEEDED', 'REFUNDED'],
+      );
+
+      // The balance to the cent: funded − (10.25 + fee) − (12.25 + fee) + 12.25 returned; the rejected one released.
+      const cents = (text: string) => Math.round(Number(text) * 100);
+      const fees = cents(booked.fee) + cents(returned.fee);
+      const balance = (await shop.balances()).find((b) => b.currency === 'EUR');
+      assert.equal(cents(balance?.available ?? '0'), cents(start.available) - 1_025 - fees);
+      assert.equal(cents(balance?.reserved ?? '1'), 0);
+
+      // The operator sees the file sent and the bank's files read.
+      const cli = spawnNode(CLI, { PAYGATE_URL: platformUrl, PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN }, [
+        'channels',
+        'files',
+        '--channel',
+        'bank',
+        '--json',
+      ]);
+      assert.equal(await cli.exited, 0, cli.output());
+      const listed = JSON.parse(cli.output()) as {
+        sent: { msgId: string; state: string }[];
+        received: { state: string }[];
+      };
+      assert.equal(listed.sent.length, 1);
+      assert.equal(listed.sent[0]?.msgId, files[0]?.msgId);
+      assert.equal(listed.sent[0]?.state, 'acknowledged');
+      assert.ok(listed.received.length >= 2 && listed.received.every((f) => f.state === 'applied'));
+      const errors = (platform?.output() ?? '').split('\n').filter((line) => /"level":(5|6)\d/.test(line));
+      assert.deepEqual(errors, []);
+    });
+  });
+}
