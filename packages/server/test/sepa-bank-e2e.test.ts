@@ -325,6 +325,7 @@ for (const database of databases()) {
       const back = await post(`${bankControl}/transfers/return`, { endToEndId: returned.orderNo, reason: 'AC04' });
       assert.equal(back.status, 200, JSON.stringify(back.body));
       const refunded = await final(returned.orderNo, 'REFUNDED');
+      if (refunded.orderType !== 'PAYOUT' || refunded.status !== 'REFUNDED') assert.fail('a payout REFUNDED event');
       assert.equal(refunded.refundAmount, '12.25');
       assert.ok(refunded.refundNo);
       assert.ok(refunded.refundTime);
