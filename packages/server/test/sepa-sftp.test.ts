@@ -22,7 +22,8 @@ import { type Sshd, startSshd } from './sshd-fixture.js';
 
 const DEBTOR = { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' };
 const IBANS = ['FR1420041010050500013M02606', 'DE02120300000000202051', 'NL91ABNA0417164300', 'BE68539007547034'];
-const BATCH_MS = 2_000;
+/** Long, so that no batch closes by real time while a case confirms its payouts: the cases move the clock. */
+const BATCH_MS = 600_000;
 
 /** A logger keeping what the steps say. */
 function memoryLog(): FileLog & { lines: { level: string; msg: string; object: object }[] } {

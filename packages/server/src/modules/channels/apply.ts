@@ -45,6 +45,19 @@ export interface ChannelPayouts extends ChannelOrders {
   ): Promise<{ readonly status: string }>;
   /** No more polls of a PENDING payout its channel never got. */
   stopPolling(id: bigint): Promise<void>;
+  /**
+   * Many final reports of one channel at once, inside `tx` (a bank file): each decided as
+   * `applyChannelReport` decides it; answers each order's outcome.
+   */
+  applyChannelReports(
+    tx: Queryable,
+    channel: string,
+    reports: readonly {
+      readonly orderNo: string;
+      readonly status: 'SUCCEEDED' | 'FAILED';
+      readonly channelTradeNo?: string;
+    }[],
+  ): Promise<ReadonlyMap<string, ApplyOutcome>>;
   /** Channels that send payouts in files (sepa-sftp): when the oldest unbatched confirmed payout was confirmed. */
   oldestUnbatched(channel: string): Promise<Date | undefined>;
   /** Assigns the channel's unbatched payouts confirmed by `until` to `batch`, inside `tx`. */

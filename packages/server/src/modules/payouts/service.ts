@@ -32,7 +32,7 @@ import { type OrderRef, parseInput, webhookUrl } from '../../validation.js';
 import { currencyInfo, scaleOf } from '../../catalog.js';
 import { type ChannelPayoutOrder, ChannelUnavailable } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
-import type { NewEvent } from '../webhooks/outbox.js';
+import { type NewEvent, writeEvents } from '../webhooks/outbox.js';
 import { insufficientBalance } from './errors.js';
 import { isInsufficientBalance, type Ledger } from '../ledger/service.js';
 import { PAYOUT_STATES } from '../orders/states.js';
@@ -452,6 +452,71 @@ export class Payouts {
       };
     });
     return this.view(row);
+  }
+
+  /**
+   * Applies many reports of one channel at once, inside the caller's transaction (a bank file
+   * settling thousands of payouts): each exactly as `applyChannelReport` decides it — a repeat or
+   * a late SUCCEEDED after REFUNDED changes nothing, a move the state table has not is refused —
+   * with every row locked in one statement (in id order), the moves written in one UPDATE, their
+   * settles and releases posted together and their events written together. Only SUCCEEDED and
+   * FAILED (the final reports a file brings). Answers each order's outcome.
+   */
+  async applyChannelReports(
+    tx: Queryable,
+    channel: string,
+    reports: readonly {
+      readonly orderNo: string;
+      readonly status: 'SUCCEEDED' | 'FAILED';
+      readonly channelTradeNo?: string;
+    }[],
+  ): Promise<Map<string, 'applied' | 'unchanged' | 'ignored' | 'unknown_order' | 'wrong_channel'>> {
+    const outcomes = new Map<string, 'applied' | 'unchanged' | 'ignored' | 'unknown_order' | 'wrong_channel'>();
+    if (reports.length === 0) return outcomes;
+    const locked = await tx.query<PayoutRow>(
+      `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE order_no = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+      [reports.map((report) => report.orderNo)],
+    );
+    const rows = new Map(locked.rows.map((row) => [row.order_no, row]));
+    const moves: { row: PayoutRow; status: 'SUCCEEDED' | 'FAILED'; channelTradeNo: string | null }[] = [];
+    for (const report of reports) {
+      const row = rows.get(report.orderNo);
+      if (!row) outcomes.set(report.orderNo, 'unknown_order');
+      else if (row.channel !== channel) outcomes.set(report.orderNo, 'wrong_channel');
+      else if (row.status === report.status || (row.status === 'REFUNDED' && report.status === 'SUCCEEDED')) {
+        outcomes.set(report.orderNo, 'unchanged');
+      } else if (!PAYOUT_STATES.moves[row.status].includes(report.status)) outcomes.set(report.orderNo, 'ignored');
+      else {
+        outcomes.set(report.orderNo, 'applied');
+        // The order moves once: a second report of it in the same batch finds it moved.
+        row.status = report.status;
+        moves.push({ row, status: report.status, channelTradeNo: report.channelTradeNo ?? row.channel_trade_no });
+      }
+    }
+    if (moves.length === 0) return outcomes;
+    const now = new Date(this.now());
+    const updated = await tx.query<PayoutRow>(
+      `UPDATE payouts p SET status = t.status, channel_trade_no = COALESCE(t.channel_trade_no, p.channel_trade_no),
+              updated_at = $4, finalized_at = $4
+         FROM unnest($1::bigint[], $2::text[], $3::text[]) AS t(id, status, channel_trade_no)
+        WHERE p.id = t.id
+        RETURNING ${PAYOUT_COLUMNS.split(',')
+          .map((column) => `p.${column.trim()}`)
+          .join(', ')}`,
+      [
+        moves.map((move) => move.row.id.toString()),
+        moves.map((move) => move.status),
+        moves.map((move) => move.channelTradeNo ?? channelTradeNo(now)),
+        now,
+      ],
+    );
+    await this.ledger.settleOrReleasePayouts(
+      tx,
+      updated.rows.map((row) => ({ ...row, status: row.status as 'SUCCEEDED' | 'FAILED' })),
+      now,
+    );
+    await writeEvents(tx, updated.rows.map(payoutEvent), now);
+    return outcomes;
   }
 
   /**

@@ -61,3 +61,43 @@ export async function writeEvent(tx: Queryable, event: NewEvent, now: Date): Pro
   );
   return existing.rows[0]?.event_id as string;
 }
+
+/**
+ * Writes many events at once, inside the caller's transaction (a bank file moving thousands of
+ * payouts together): the same rows `writeEvent` writes, one statement for all. An order's event
+ * for a status written before stays as it was (nothing new for it). Answers how many were new.
+ */
+export async function writeEvents(tx: Queryable, events: readonly NewEvent[], now: Date): Promise<number> {
+  if (events.length === 0) return 0;
+  const ids = events.map(() => newEventId(now.getTime()));
+  // The bodies go as text and are stored as their UTF-8 bytes (convert_to): the same bytes writeEvent stores.
+  const bodies = events.map((event, i) =>
+    JSON.stringify({ eventId: ids[i], orderType: event.orderType, orderNo: event.orderNo, ...event.fields }),
+  );
+  const inserted = await tx.query<{ order_type: string; status: string }>(
+    `INSERT INTO events (event_id, merchant_id, order_type, order_no, status, webhook_url, body, created_at, deliver_until,
+                         next_attempt_at, traceparent)
+     SELECT t.event_id, t.merchant_id, t.order_type, t.order_no, t.status, t.webhook_url, convert_to(t.body, 'UTF8'), $8,
+            t.deliver_until, $8, $9
+       FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $10::timestamptz[])
+            AS t(event_id, merchant_id, order_type, order_no, status, webhook_url, body, deliver_until)
+     ON CONFLICT (order_type, order_no, status) DO NOTHING
+     RETURNING order_type, status`,
+    [
+      ids,
+      events.map((event) => event.merchantId.toString()),
+      events.map((event) => event.orderType),
+      events.map((event) => event.orderNo),
+      events.map((event) => event.status),
+      events.map((event) => event.webhookUrl),
+      bodies,
+      now,
+      activeTraceparent(),
+      events.map((event) => event.deliverUntil ?? null),
+    ],
+  );
+  afterCommit(tx, () => {
+    for (const row of inserted.rows) countFinalOrder(row.order_type as OrderType, row.status);
+  });
+  return inserted.rows.length;
+}

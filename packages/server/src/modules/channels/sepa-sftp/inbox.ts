@@ -112,6 +112,7 @@ export async function applyFile(
       const counts: Partial<Record<ApplyOutcome, number>> = {};
       const apply = new FileApplier(services, connector, tx, options, counts);
       await apply.file(parsed.file);
+      await apply.flush();
       return { kind: 'applied', counts };
     });
   } catch (error) {
@@ -122,6 +123,16 @@ export async function applyFile(
 
 /** Applies one parsed bank file inside its transaction. */
 class FileApplier {
+  /** The bank's word on each payout, written once per file (`flush`). */
+  private readonly said = new Map<string, { status: string; reason: string | null }>();
+  /** The files the bank said something of. */
+  private readonly acknowledged = new Set<string>();
+  /**
+   * SUCCEEDED and FAILED moves gathered to be applied together (`settle`): thousands of payouts
+   * of one file in a few statements. The first word on a payout wins, as it would one by one.
+   */
+  private readonly pending = new Map<string, { member: Member; status: 'SUCCEEDED' | 'FAILED' }>();
+
   constructor(
     private readonly services: ChannelServices,
     private readonly connector: SepaSftpConnector,
@@ -262,22 +273,58 @@ class FileApplier {
 
   /**
    * Keeps the bank's status and reason of a payout (shown in the portal and to the operator); its
-   * file counts as acknowledged from the bank's first word about any of its payouts.
+   * file counts as acknowledged from the bank's first word about any of its payouts. Gathered
+   * here and written once per file by `flush`.
    */
-  private async bankSaid(member: Member, status: string, reason: string | undefined): Promise<void> {
-    const now = new Date(this.services.now());
-    await this.tx.query(
-      `UPDATE sepa_file_payouts SET bank_status = $2, bank_reason = COALESCE($3, bank_reason), bank_status_at = $4
-        WHERE order_no = $1`,
-      [member.order_no, status, reason ?? null, now],
+  private bankSaid(member: Member, status: string, reason: string | undefined): Promise<void> {
+    const before = this.said.get(member.order_no);
+    this.said.set(member.order_no, { status, reason: reason ?? before?.reason ?? null });
+    this.acknowledged.add(member.msg_id);
+    return Promise.resolve();
+  }
+
+  /** Applies the gathered SUCCEEDED and FAILED moves through the payouts service, together. */
+  private async settle(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const moves = [...this.pending.values()];
+    this.pending.clear();
+    const outcomes = await this.services.payouts.applyChannelReports(
+      this.tx,
+      this.connector.name,
+      moves.map(({ member, status }) => ({ orderNo: member.order_no, status, channelTradeNo: member.msg_id })),
     );
-    await this.tx.query(`UPDATE sepa_files SET acknowledged_at = $2 WHERE msg_id = $1 AND acknowledged_at IS NULL`, [
-      member.msg_id,
-      now,
-    ]);
+    for (const outcome of outcomes.values()) this.counts[outcome] = (this.counts[outcome] ?? 0) + 1;
+  }
+
+  /** Writes what the bank said of each payout, and that it said something of their files. */
+  async flush(): Promise<void> {
+    await this.settle();
+    const now = new Date(this.services.now());
+    if (this.said.size > 0) {
+      const entries = [...this.said];
+      await this.tx.query(
+        `UPDATE sepa_file_payouts p SET bank_status = t.status, bank_reason = COALESCE(t.reason, p.bank_reason),
+                bank_status_at = $4
+           FROM unnest($1::text[], $2::text[], $3::text[]) AS t(order_no, status, reason)
+          WHERE p.order_no = t.order_no`,
+        [entries.map(([orderNo]) => orderNo), entries.map(([, s]) => s.status), entries.map(([, s]) => s.reason), now],
+      );
+    }
+    if (this.acknowledged.size > 0) {
+      await this.tx.query(
+        'UPDATE sepa_files SET acknowledged_at = $2 WHERE msg_id = ANY($1::text[]) AND acknowledged_at IS NULL',
+        [[...this.acknowledged], now],
+      );
+    }
   }
 
   private async apply(member: Member, status: ChannelStatus, eventId: string, refundNo?: string): Promise<void> {
+    if (status === 'SUCCEEDED' || status === 'FAILED') {
+      if (!this.pending.has(member.order_no)) this.pending.set(member.order_no, { member, status });
+      return;
+    }
+    // A return settles the payout first (through applyUpdate): what was gathered goes before it.
+    await this.settle();
     const result = await applyUpdate(
       this.services,
       this.connector.name,

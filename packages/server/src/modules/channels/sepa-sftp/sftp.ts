@@ -28,6 +28,11 @@ export interface RemoteFile {
   readonly mtime: number;
 }
 
+/** A write request's payload (OpenSSH's own client sends 32 KiB). */
+const CHUNK_BYTES = 32 * 1024;
+/** Write requests outstanding at once on one upload. */
+const WRITES_IN_FLIGHT = 16;
+
 /** SFTP status codes (draft-ietf-secsh-filexfer-02) the platform tells apart. */
 export const SFTP_NO_SUCH_FILE = 2;
 
@@ -217,13 +222,21 @@ export class SftpSession {
       write: async (path, bytes) => {
         const handle = await timed<Buffer>(`open ${path}`, (done) => sftp.open(path, 'w', 0o640, done));
         try {
-          // In chunks the server takes in one packet each (OpenSSH caps a write at 256 KiB).
-          for (let offset = 0; offset < bytes.length; offset += 32 * 1024) {
-            const chunk = bytes.subarray(offset, offset + 32 * 1024);
-            await timed<void>(`write ${path}`, (done) =>
+          // In chunks the server takes in one packet each, up to WRITES_IN_FLIGHT outstanding at a
+          // time (as OpenSSH's sftp client pipelines its requests), not one round trip per chunk.
+          const offsets: number[] = [];
+          for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) offsets.push(offset);
+          const writeChunk = (offset: number) => {
+            const chunk = bytes.subarray(offset, offset + CHUNK_BYTES);
+            return timed<void>(`write ${path}`, (done) =>
               sftp.write(handle, chunk, 0, chunk.length, offset, (error) => done(error)),
             );
-          }
+          };
+          let next = 0;
+          const lane = async () => {
+            while (next < offsets.length) await writeChunk(offsets[next++] as number);
+          };
+          await Promise.all(Array.from({ length: Math.min(WRITES_IN_FLIGHT, offsets.length) }, lane));
         } finally {
           await timed<void>(`close ${path}`, (done) => sftp.close(handle, (error) => done(error))).catch(() => {});
         }
