@@ -5,7 +5,7 @@
 // Sections are listed once, below. Pick some with BENCH_ONLY=api,growth (comma-separated names)
 // or name filters as arguments (`npm run bench -- api`); BENCH_DATABASE=postgres|pglite limits
 // the database benches to one database; BENCH_API_ROWS=mix,list picks rows of the api section. Other settings: BENCH_API_ROUNDS (api section, default 5), BENCH_MEMORY_MINUTES (memory section,
-// default 10), BENCH_CPU_PROF=<dir> (CPU profiles of the platform processes).
+// default 10), BENCH_SEPA_PAYOUTS (sepa section, default 10000), BENCH_CPU_PROF=<dir> (CPU profiles of the platform processes).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -19,6 +19,7 @@ const SECTIONS = [
   { name: 'growth', file: 'packages/server/bench/growth.bench.ts' },
   { name: 'webhooks', file: 'packages/server/bench/webhooks.bench.ts' },
   { name: 'pix', file: 'packages/server/bench/pix.bench.ts' },
+  { name: 'sepa', file: 'packages/server/bench/sepa.bench.ts' },
   { name: 'memory', file: 'packages/server/bench/memory.bench.ts' },
 ];
 

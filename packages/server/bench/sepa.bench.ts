@@ -1,0 +1,517 @@
+// `npm run bench -- sepa` (issue 37): SEPA payouts as ISO 20022 files through `paygate-bank` (the
+// reference bank, its own process, on free ports), on PostgreSQL (when one answers) and on the
+// embedded default (PGlite, a data directory on disk). The platform runs in this process with its
+// workers off, so that each file step is timed exactly: the bench calls the connector's own steps
+// (outbox.ts `batchOnce` and `uploadOnce`, inbox.ts `readInboxOnce`) where the workers would.
+//
+// A merchant is funded and BENCH_SEPA_PAYOUTS (default 10,000) EUR payouts are created and
+// confirmed through the payout service (not measured). Then:
+//   (a) file out: from the step that closes the due batch to its pain.001 built, validated against
+//       the EPC XSD, stored with its payouts (one transaction) and uploaded to the bank over SFTP
+//       (`.part`, then renamed into /upload). Target ≤ 5 s for 10,000. The bank then checks the
+//       file on its own (XSD and its rules) and must take it (not timed).
+//   (b) status in: a camt.054 with one DBIT BOOK entry per payout (as the bank writes them) is
+//       placed in the bank's /download (renamed in whole); from the poll that lists it to every
+//       payout SUCCEEDED with its event written (the file's one transaction committed). Target
+//       ≤ 10 s for 10,000.
+//   Then, no target: the bank's own pain.002 ACSC and camt.054 DBIT for the same file (released
+//   from hold) read and recorded by the next poll; every payout is SUCCEEDED already, nothing changes.
+//   (c) memory of the platform process (this one) during each: peak resident set (VmHWM, reset
+//       before the step through /proc/self/clear_refs) and peak V8 heap used (the heap before each
+//       garbage collection, from v8.GCProfiler, and samples every 10 ms).
+// A warm-up file of 20 payouts goes the whole way first (connection, XSD load, JIT), not measured.
+//
+// BENCH_SEPA_PAYOUTS=1000 makes a smoke run (its figures are printed, the verdicts need 10,000);
+// BENCH_DATABASE=postgres|pglite runs one database only. Nothing here asserts a time.
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { type CamtEntry, writeCamt054 } from '@paygate/iso20022';
+import { parseConfig } from '../src/config.js';
+import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
+import { batchOnce, type FileLog, type FileStepOptions, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
+import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
+import { type Platform, startPlatform } from '../src/platform.js';
+import { createMerchant } from '../test/harness.js';
+import { fund } from '../test/money-harness.js';
+import { sshKeyPair } from '../test/sshd-fixture.js';
+import { postgresUrl, startChild } from './support.js';
+
+const PAYOUTS = Number(process.env.BENCH_SEPA_PAYOUTS ?? 10_000);
+const WARM_UP = 20;
+const FULL = 10_000;
+const TARGET_FILE_OUT_S = 5;
+const TARGET_STATUS_IN_S = 10;
+/** Creates and confirms in flight at once (not measured; PGlite takes them one at a time anyway). */
+const CREATE_CONCURRENCY = 8;
+/** The channel's batchEvery: longer than the creates take, so that one batch holds every payout. */
+const BATCH_EVERY_MS = 3_600_000;
+const AMOUNT = '10.00';
+const IBANS = ['FR1420041010050500013M02606', 'DE02120300000000202051', 'NL91ABNA0417164300', 'BE68539007547034'];
+const NAMES = ['José Müller & Søn', 'Zoë Ærøskøbing–Straße', 'Ana Souza', "O'Brien (Ltd.) #42", 'Łukasz Żółć'];
+const MASTER_KEY = Buffer.alloc(32, 13).toString('base64');
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+const size = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+// A collection before each measured step, so that each starts from what is live.
+v8.setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** Peak resident set (VmHWM) and current (VmRSS) of this process, in bytes (Linux /proc). */
+function residentSet(): { peak: number; now: number } {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { peak: kb('VmHWM'), now: kb('VmRSS') };
+}
+
+/** What a step used: its time, the resident set and V8 heap before it and at their peaks during it. */
+interface Measured<T> {
+  readonly value: T;
+  readonly seconds: number;
+  readonly rssBefore: number;
+  readonly rssPeak: number;
+  readonly heapBefore: number;
+  readonly heapPeak: number;
+  /** Whether the peak resident set is this step's own (VmHWM reset before it); else the process's. */
+  readonly rssPeakOwn: boolean;
+}
+
+/** BENCH_CPU_PROF=<dir>: a V8 CPU profile of each measured step is written there. */
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
+let profiles = 0;
+
+/** Runs `step` after a collection, timing it and following this process's memory. */
+async function measure<T>(name: string, step: () => Promise<T>): Promise<Measured<T>> {
+  gc();
+  const session = PROFILE_DIR ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  let rssPeakOwn = true;
+  try {
+    // "5" resets the peak resident set size to the current one (proc(5), clear_refs).
+    writeFileSync('/proc/self/clear_refs', '5');
+  } catch {
+    rssPeakOwn = false;
+  }
+  const rssBefore = residentSet().now;
+  const heapBefore = process.memoryUsage().heapUsed;
+  let heapPeak = heapBefore;
+  const sampler = setInterval(() => {
+    heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+  }, 10);
+  const profiler = new v8.GCProfiler();
+  profiler.start();
+  const started = performance.now();
+  let value: T;
+  try {
+    value = await step();
+  } finally {
+    clearInterval(sampler);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const collections = profiler.stop();
+  if (session && PROFILE_DIR) {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    writeFileSync(join(PROFILE_DIR, `sepa-${++profiles}-${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+  for (const collection of collections?.statistics ?? []) {
+    heapPeak = Math.max(heapPeak, collection.beforeGC.heapStatistics.usedHeapSize);
+  }
+  heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+  return { value, seconds, rssBefore, rssPeak: residentSet().peak, heapBefore, heapPeak, rssPeakOwn };
+}
+
+/** The steps log nothing here: a failure shows in their result, which the bench checks. */
+const quiet: FileLog = { info: () => {}, warn: () => {}, error: () => {} };
+const stepOptions: FileStepOptions = { log: quiet };
+
+interface Bank {
+  readonly child: ChildProcess;
+  readonly dataDir: string;
+  readonly control: string;
+  readonly download: string;
+  /** The channel snippet it printed (channel.json). */
+  readonly channel: Record<string, unknown>;
+}
+
+/** `paygate-bank` as its own process on free ports, the platform's public key its authorized key. */
+async function startBank(dir: string): Promise<Bank> {
+  const keys = sshKeyPair();
+  const privateKeyFile = join(dir, 'platform_ed25519');
+  writeFileSync(privateKeyFile, keys.privateKey, { mode: 0o600 });
+  writeFileSync(`${privateKeyFile}.pub`, `${keys.publicKey}\n`);
+  const dataDir = join(dir, 'bank');
+  const { child, line } = await startChild(
+    'packages/bank-simulator/src/main.ts',
+    {
+      HOST: '127.0.0.1',
+      BANK_SFTP_PORT: '0',
+      BANK_PORT: '0',
+      BANK_DATA_DIR: dataDir,
+      BANK_AUTHORIZED_KEY: `${privateKeyFile}.pub`,
+      BANK_BOOK_AFTER: '500ms',
+      BANK_TICK_MS: '100',
+      LOG_LEVEL: 'info',
+    },
+    (text) => text.includes('"paygate-bank listening"'),
+  );
+  const { controlUrl } = JSON.parse(line) as { controlUrl: string };
+  const channel = JSON.parse(readFileSync(join(dataDir, 'channel.json'), 'utf8')) as Record<string, unknown>;
+  return {
+    child,
+    dataDir,
+    control: `${controlUrl}/control`,
+    download: join(dataDir, 'sftp', String(channel.username), 'download'),
+    channel,
+  };
+}
+
+/**
+ * One request to the bank's controls on a connection of its own: a kept-alive one can be closed
+ * by the bank while the bench is busy elsewhere (minutes of creates), and fetch would then fail.
+ */
+function bankControl(bank: Bank, method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      `${bank.control}${path}`,
+      {
+        method,
+        agent: false,
+        headers: payload === undefined ? {} : { 'content-type': 'application/json' },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (response.statusCode !== 200) reject(new Error(`bank ${method} ${path}: ${response.statusCode} ${text}`));
+          else resolve(JSON.parse(text) as unknown);
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+interface BankFiles {
+  uploads: { msgId: string; outcome: string; reason?: string; detail?: string; transfers: number }[];
+  statusFiles: { name: string; kind: string; about: string }[];
+}
+
+const bankFiles = async (bank: Bank) => (await bankControl(bank, 'GET', '/files')) as BankFiles;
+
+/** Waits until the bank took the file `msgId` (its own XSD and rules); throws when it refused it. */
+async function bankTook(bank: Bank, msgId: string, transfers: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const upload = (await bankFiles(bank)).uploads.find((u) => u.msgId === msgId);
+    if (upload) {
+      if (upload.outcome !== 'accepted' || upload.transfers !== transfers) {
+        throw new Error(`the bank did not take ${msgId}: ${JSON.stringify(upload)}`);
+      }
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`the bank never took ${msgId}`);
+    await sleep(50);
+  }
+}
+
+/** Waits until the bank wrote `count` status files about `msgId` into /download. */
+async function bankAnswered(bank: Bank, msgId: string, count: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while ((await bankFiles(bank)).statusFiles.filter((f) => f.about.includes(msgId)).length < count) {
+    if (Date.now() > deadline) throw new Error(`the bank never answered ${msgId}`);
+    await sleep(50);
+  }
+}
+
+/** A platform in this process on the database, with the bank's channel; its clock can be moved on. */
+async function startBenchPlatform(
+  dir: string,
+  bank: Bank,
+  databaseUrl: string | undefined,
+): Promise<{ platform: Platform; connector: SepaSftpConnector; advance: (ms: number) => void }> {
+  const channels = join(dir, 'channels.json');
+  writeFileSync(
+    channels,
+    JSON.stringify({
+      channels: [{ ...bank.channel, batchEvery: `${BATCH_EVERY_MS}ms`, pollEvery: '1h', timeoutMs: 60_000 }],
+    }),
+  );
+  const storage: Record<string, string> = {};
+  if (databaseUrl) storage.DATABASE_URL = databaseUrl;
+  else {
+    storage.PAYGATE_DATA_DIR = join(dir, 'platform');
+    mkdirSync(storage.PAYGATE_DATA_DIR);
+  }
+  let offset = 0;
+  const config = parseConfig({
+    ...storage,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    PAYGATE_RATE_LIMIT: '0',
+    // The bench calls the file steps itself, where the workers would.
+    PAYGATE_WORKERS: 'false',
+    PAYGATE_MASTER_KEY: MASTER_KEY,
+    PAYGATE_ADMIN_TOKEN: 'bench-admin-token-0123456789abcdef',
+    PAYGATE_CHANNELS: channels,
+  });
+  const platform = await startPlatform(config, { logger: false, now: () => Date.now() + offset });
+  const connector = platform.services.channels.get('bank');
+  if (!connector || !isSepaSftp(connector)) throw new Error('no sepa-sftp channel "bank"');
+  return { platform, connector, advance: (ms) => (offset += ms) };
+}
+
+/** Creates and confirms `count` EUR payouts to the bank channel, CREATE_CONCURRENCY at a time. */
+async function confirmedPayouts(platform: Platform, merchantId: bigint, run: string, count: number): Promise<string[]> {
+  const orderNos: string[] = new Array<string>(count);
+  let next = 0;
+  const one = async () => {
+    for (let i = next++; i < count; i = next++) {
+      const { payout } = await platform.services.payouts.create(merchantId, {
+        merchantOrderNo: `${run}-${i}`,
+        currency: 'EUR',
+        amount: AMOUNT,
+        webhookUrl: 'https://shop.example/webhook/payout',
+        payee: {
+          name: NAMES[i % NAMES.length],
+          accountNumber: IBANS[i % IBANS.length],
+          ...(i % 2 === 0 ? { bankCode: 'COBADEFFXXX' } : {}),
+        },
+      });
+      const confirmed = await platform.services.payouts.confirm(merchantId, { orderNo: payout.orderNo });
+      if (confirmed.status !== 'PROCESSING') throw new Error(`payout ${payout.orderNo} is ${confirmed.status}`);
+      orderNos[i] = payout.orderNo;
+    }
+  };
+  await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, one));
+  return orderNos;
+}
+
+/** How many of these payouts are SUCCEEDED, and how many SUCCEEDED events they have. */
+async function settled(platform: Platform, orderNos: readonly string[]): Promise<{ payouts: number; events: number }> {
+  const { db } = platform.services;
+  const payouts = await db.query<{ n: bigint }>(
+    `SELECT count(*)::bigint AS n FROM payouts WHERE order_no = ANY($1::text[]) AND status = 'SUCCEEDED'`,
+    [orderNos],
+  );
+  const events = await db.query<{ n: bigint }>(
+    `SELECT count(*)::bigint AS n FROM events
+      WHERE order_type = 'PAYOUT' AND order_no = ANY($1::text[]) AND status = 'SUCCEEDED'`,
+    [orderNos],
+  );
+  return { payouts: Number(payouts.rows[0]?.n ?? 0), events: Number(events.rows[0]?.n ?? 0) };
+}
+
+/** The bank's camt.054 for these payouts: one DBIT BOOK entry each, as `paygate-bank` writes them. */
+function camt054Of(bank: Bank, msgId: string, orderNos: readonly string[]): string {
+  const debtor = bank.channel.debtor as { name: string; iban: string; bic: string };
+  const day = new Date().toISOString().slice(0, 10);
+  return writeCamt054({
+    msgId: `BENCH${msgId.slice(2, 30)}`,
+    createdAt: new Date(),
+    account: debtor,
+    entries: orderNos.map((orderNo, i): CamtEntry => ({
+      status: 'BOOK',
+      creditDebit: 'DBIT',
+      accountServicerRef: `BENCH-${i}`,
+      amount: AMOUNT,
+      currency: 'EUR',
+      bookingDate: day,
+      bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'ESCT' },
+      transactions: [{ endToEndId: orderNo, accountServicerRef: `BENCH-${i}`, amount: AMOUNT, currency: 'EUR' }],
+    })),
+  });
+}
+
+/** Puts a status file into the bank's /download whole (written beside it, then renamed in). */
+function placeStatusFile(bank: Bank, name: string, xml: string): void {
+  const staging = join(bank.dataDir, 'bench-staging');
+  mkdirSync(staging, { recursive: true });
+  writeFileSync(join(staging, name), xml);
+  renameSync(join(staging, name), join(bank.download, name));
+}
+
+/** What the file-out step did: the file's MsgId, and the seconds of its two steps. */
+interface FileOut {
+  readonly msgId: string;
+  /** `batchOnce`: payouts assigned, pain.001 written, XSD-validated and stored (one transaction). */
+  readonly buildSeconds: number;
+  /** `uploadOnce`: leased, written as `.part` over SFTP, renamed, marked uploaded. */
+  readonly uploadSeconds: number;
+}
+
+interface Figures {
+  readonly out: Measured<FileOut>;
+  readonly bytes: number;
+  readonly in: Measured<unknown>;
+  readonly statusBytes: number;
+  /** The status file read again over SFTP alone (part of what (b) does). */
+  readonly readSeconds: number;
+  readonly again: Measured<unknown>;
+}
+
+async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Promise<Figures> {
+  const dir = mkdtempSync(join(tmpdir(), 'paygate-bench-sepa-'));
+  let bank: Bank | undefined;
+  let started: Awaited<ReturnType<typeof startBenchPlatform>> | undefined;
+  try {
+    bank = await startBank(dir);
+    started = await startBenchPlatform(dir, bank, database?.url);
+    const { platform, connector, advance } = started;
+    const merchant = await createMerchant(platform, 'SEPA bench');
+    const merchantId = await platform.services.merchants.idOf(merchant.accessKey);
+    // amount + the EUR payout fee (0.50) each, with room to spare.
+    await fund(platform, merchant, ((PAYOUTS + WARM_UP) * 11 + 100).toFixed(2), 'EUR');
+
+    /**
+     * Closes the due batch and uploads it; throws unless it built one file of `count` and uploaded
+     * it. Says how long each of the two steps took.
+     */
+    const fileOut = async (count: number): Promise<FileOut> => {
+      const started = performance.now();
+      const batch = await batchOnce(platform.services, connector, stepOptions);
+      if (batch.kind !== 'built' || batch.transactions !== count) throw new Error(`batch: ${JSON.stringify(batch)}`);
+      const built = performance.now();
+      const upload = await uploadOnce(platform.services, connector, stepOptions);
+      if (upload.failed.length > 0 || !upload.uploaded.includes(batch.msgId)) {
+        throw new Error(`upload: ${JSON.stringify(upload)}`);
+      }
+      return {
+        msgId: batch.msgId,
+        buildSeconds: (built - started) / 1000,
+        uploadSeconds: (performance.now() - built) / 1000,
+      };
+    };
+    /** One poll; throws unless it applied exactly `files` files and set none aside. */
+    const poll = async (files: number) => {
+      const inbox = await readInboxOnce(platform.services, connector, stepOptions);
+      if (inbox.applied.length !== files || inbox.setAside.length > 0) {
+        throw new Error(`inbox: ${JSON.stringify(inbox)}`);
+      }
+    };
+
+    // Warm-up, the whole way through the bank's own answers: not measured.
+    const warm = await confirmedPayouts(platform, merchantId, 'WARM', WARM_UP);
+    advance(BATCH_EVERY_MS);
+    const warmMsgId = (await fileOut(WARM_UP)).msgId;
+    await bankTook(bank, warmMsgId, WARM_UP);
+    await bankAnswered(bank, warmMsgId, 2);
+    await poll(2);
+    if ((await settled(platform, warm)).payouts !== WARM_UP) throw new Error('warm-up payouts not SUCCEEDED');
+
+    // The bank keeps its answers to the measured file until released: the status file is ours first.
+    await bankControl(bank, 'POST', '/booking', { mode: 'hold' });
+    const createdAt = performance.now();
+    const orderNos = await confirmedPayouts(platform, merchantId, 'RUN', PAYOUTS);
+    console.log(
+      `  (${PAYOUTS.toLocaleString('en')} payouts created and confirmed in ${((performance.now() - createdAt) / 1000).toFixed(0)} s, not measured)`,
+    );
+    advance(BATCH_EVERY_MS); // the batch is due
+
+    // (a) the batch closing → its file built, validated, stored and uploaded
+    const out = await measure('file-out', () => fileOut(PAYOUTS));
+    const { msgId } = out.value;
+    await bankTook(bank, msgId, PAYOUTS);
+    const stored = await platform.services.db.query<{ size: number }>(
+      'SELECT length(bytes) AS size FROM sepa_files WHERE msg_id = $1',
+      [msgId],
+    );
+    const bytes = Number(stored.rows[0]?.size ?? NaN);
+
+    // (b) a status file of every payout → each SUCCEEDED with its event
+    const xml = camt054Of(bank, msgId, orderNos);
+    const statusName = `bench-camt054-${msgId}.xml`;
+    placeStatusFile(bank, statusName, xml);
+    const statusIn = await measure('status-in', () => poll(1));
+    const after = await settled(platform, orderNos);
+    if (after.payouts !== PAYOUTS || after.events !== PAYOUTS) {
+      throw new Error(`after the status file: ${JSON.stringify(after)} of ${PAYOUTS}`);
+    }
+    // Where (b)'s time goes: the same file fetched again over the channel's SFTP session alone.
+    const fetchedAt = performance.now();
+    const fetched = await connector.sftp.use((ops) =>
+      ops.read(`${connector.settings.downloadDir}/${statusName}`, 1024 * 1024 * 1024),
+    );
+    if (fetched.length !== Buffer.byteLength(xml)) throw new Error(`read ${fetched.length} bytes of the status file`);
+    const readSeconds = (performance.now() - fetchedAt) / 1000;
+
+    // The bank's own pain.002 and camt.054 for the file: read, recorded, nothing changes.
+    await bankControl(bank, 'POST', '/booking', { mode: 'release' });
+    await bankAnswered(bank, msgId, 2);
+    const again = await measure('bank-files', () => poll(2));
+    const still = await settled(platform, orderNos);
+    if (still.payouts !== PAYOUTS || still.events !== PAYOUTS) {
+      throw new Error(`after the bank's own files: ${JSON.stringify(still)} of ${PAYOUTS}`);
+    }
+    return { out, bytes, in: statusIn, statusBytes: Buffer.byteLength(xml), readSeconds, again };
+  } finally {
+    await started?.platform.close();
+    if (bank && bank.child.exitCode === null) {
+      const exited = new Promise((resolve) => bank?.child.once('exit', resolve));
+      bank.child.kill('SIGTERM');
+      await exited;
+    }
+    await database?.drop().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function report(label: string, figures: Figures): void {
+  const count = PAYOUTS.toLocaleString('en');
+  const full = PAYOUTS === FULL;
+  const verdict = (seconds: number, target: number) =>
+    full ? (seconds <= target ? 'PASS' : 'FAIL') : `— (smoke run; the targets are for ${FULL.toLocaleString('en')})`;
+  const memory = (m: Measured<unknown>) =>
+    `RSS ${mib(m.rssBefore)} → peak ${mib(m.rssPeak)}${m.rssPeakOwn ? '' : ' (the process peak)'}, ` +
+    `V8 heap ${mib(m.heapBefore)} → peak ${mib(m.heapPeak)}`;
+  console.log(`\ndatabase: ${label}; paygate-bank in its own process; the platform in this one, workers off`);
+  console.log('| step                                                   |      s | platform process memory |');
+  console.log('|--------------------------------------------------------|--------|-------------------------|');
+  const row = (name: string, m: Measured<unknown>) =>
+    console.log(`| ${name.padEnd(54)} | ${m.seconds.toFixed(2).padStart(6)} | ${memory(m)} |`);
+  row(`(a) ${count} payouts → pain.001 (${size(figures.bytes)}) uploaded`, figures.out);
+  row(`(b) camt.054 of ${count} DBIT (${size(figures.statusBytes)}) → SUCCEEDED`, figures.in);
+  row(`bank's pain.002 + camt.054 again (no target)`, figures.again);
+  console.log(
+    `of which: (a) built, validated and stored ${figures.out.value.buildSeconds.toFixed(2)} s, uploaded ` +
+      `${figures.out.value.uploadSeconds.toFixed(2)} s; (b) the status file alone read over SFTP again: ` +
+      `${figures.readSeconds.toFixed(2)} s`,
+  );
+  console.log(
+    `file out: ${count} confirmed payouts → one file built, XSD-validated, stored and uploaded in ` +
+      `${figures.out.seconds.toFixed(2)} s (target ≤ ${TARGET_FILE_OUT_S} s): ${verdict(figures.out.seconds, TARGET_FILE_OUT_S)}`,
+  );
+  console.log(
+    `status in: a status file of ${count} transactions applied (every payout SUCCEEDED, its event written) in ` +
+      `${figures.in.seconds.toFixed(2)} s (target ≤ ${TARGET_STATUS_IN_S} s): ${verdict(figures.in.seconds, TARGET_STATUS_IN_S)}`,
+  );
+}
+
+// Both databases, PostgreSQL first (when one answers), then the embedded default.
+const only = process.env.BENCH_DATABASE;
+if (only !== undefined && only !== 'postgres' && only !== 'pglite') {
+  throw new Error(`BENCH_DATABASE is postgres or pglite, not ${only}`);
+}
+if (only !== 'pglite') {
+  const database = await postgresUrl();
+  if (database) report('PostgreSQL', await benchmark(database));
+  else console.log('\nPostgreSQL: none answered; skipped');
+}
+if (only !== 'postgres') report('PGlite (embedded, the default)', await benchmark(undefined));
