@@ -67,3 +67,22 @@ CREATE TABLE IF NOT EXISTS sepa_inbox (
   received_at timestamptz NOT NULL,
   UNIQUE (channel, name)
 );
+
+-- A bank file settles thousands of payouts in one transaction (Ledger.postMany): its entries go
+-- in one statement, and each account's balance then moves once per statement by the sum of its
+-- entries in it, where it moved once per entry: updating one row thousands of times in one
+-- transaction walks an ever longer chain of that row's versions (quadratic). The balance still
+-- moves in the statement that writes the entries, the merchant CHECK still sees the new value
+-- under the row lock, and only this trigger may move a balance (it runs at trigger depth 1, its
+-- UPDATE's guard at depth 2), as before.
+CREATE OR REPLACE FUNCTION ledger_apply_entries() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE ledger_accounts a SET balance = a.balance + s.total
+    FROM (SELECT account_id, sum(amount) AS total FROM new_entries GROUP BY account_id) s
+   WHERE a.id = s.account_id;
+  RETURN NULL;
+END
+$$;
+DROP TRIGGER IF EXISTS ledger_entries_apply ON ledger_entries;
+CREATE TRIGGER ledger_entries_apply AFTER INSERT ON ledger_entries
+  REFERENCING NEW TABLE AS new_entries FOR EACH STATEMENT EXECUTE FUNCTION ledger_apply_entries();

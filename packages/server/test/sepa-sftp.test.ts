@@ -218,6 +218,39 @@ for (const database of databases()) {
       );
     });
 
+    it('a file that fails its checks is stored nowhere: its payouts stay PROCESSING, the log says why, a metric counts it', async () => {
+      const payout = await confirmedPayout('3.00');
+      // A payee that no longer passes the file's checks (as if created before the rules): an IBAN
+      // whose check digits are wrong.
+      await platform.services.db.query('UPDATE payouts SET payee_account_number = $2 WHERE order_no = $1', [
+        payout.orderNo,
+        'DE89370400440532013001',
+      ]);
+      const files = async () =>
+        (await platform.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sepa_files')).rows[0]?.n;
+      const before = await files();
+      platform.advance(BATCH_MS);
+      const metrics = { counted: [] as string[], sepaFile: (_c: string, what: string) => metrics.counted.push(what) };
+      const batch = await batchOnce(platform.services, connector, { log, metrics });
+      assert.equal(batch.kind, 'invalid');
+      assert.match(batch.kind === 'invalid' ? (batch.reasons[0] ?? '') : '', /IBAN/);
+      assert.deepEqual(metrics.counted, ['invalid']);
+      assert.equal(await files(), before, 'nothing stored');
+      assert.equal(await status(payout.orderNo), 'PROCESSING');
+      assert.equal(await connector.queryPayout({ orderNo: payout.orderNo, channelTradeNo: null }), undefined);
+      assert.ok(log.lines.some((line) => line.level === 'error' && /failed its checks/.test(line.msg)));
+      // Once the cause is fixed, the next batch takes it.
+      await platform.services.db.query('UPDATE payouts SET payee_account_number = $2 WHERE order_no = $1', [
+        payout.orderNo,
+        IBANS[1],
+      ]);
+      await batchAndUpload();
+      assert.equal(
+        (await connector.queryPayout({ orderNo: payout.orderNo, channelTradeNo: null }))?.status,
+        'PROCESSING',
+      );
+    });
+
     it('pain.002: RJCT → FAILED with the reason kept and the money released, ACSC/ACCC → SUCCEEDED, others nothing; GrpSts ACSC settles the rest', async () => {
       const [rejected, acsc, accc, pending] = [
         await confirmedPayout('10.00'),

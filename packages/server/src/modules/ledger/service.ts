@@ -218,8 +218,11 @@ export class Ledger {
     const ids = new Map(inserted.rows.map((row) => [row.reference, row.id]));
     const posted = wanted.filter((posting) => ids.has(posting.reference));
     const byCurrency = new Map<string, (typeof posted)[number][]>();
-    for (const posting of posted)
-      byCurrency.set(posting.currency, [...(byCurrency.get(posting.currency) ?? []), posting]);
+    for (const posting of posted) {
+      const group = byCurrency.get(posting.currency);
+      if (group) group.push(posting);
+      else byCurrency.set(posting.currency, [posting]);
+    }
     for (const [currency, group] of byCurrency) {
       const accounts = await this.lockAccounts(
         tx,
