@@ -132,7 +132,7 @@ for (const database of databases()) {
         BANK_AUTHORIZED_KEY: `${privateKeyFile}.pub`,
         BANK_BATCH_EVERY: '2s',
         BANK_POLL_EVERY: '1s',
-        BANK_BOOK_AFTER: '8s',
+        BANK_BOOK_AFTER: '5s',
         LOG_LEVEL: 'info',
       });
       await waitForLine(bank, /paygate-bank listening/);
@@ -157,7 +157,7 @@ for (const database of databases()) {
         channels,
         JSON.stringify({
           channels: [
-            snippet,
+            { ...snippet, timeoutMs: 2_000 },
             {
               name: 'sim',
               kind: 'psp-sim',
@@ -360,6 +360,47 @@ for (const database of databases()) {
       assert.ok(listed.received.length >= 2 && listed.received.every((f) => f.state === 'applied'));
       const errors = (platform?.output() ?? '').split('\n').filter((line) => /"level":(5|6)\d/.test(line));
       assert.deepEqual(errors, []);
+    });
+
+    it('the platform killed right after building a file (its upload in flight or not begun): restarted, every payout is in exactly one file', async () => {
+      const created: Payout[] = [];
+      for (let i = 0; i < 4; i++) {
+        const payout = await shop.payouts.create({
+          merchantOrderNo: `KILL-${i}-${randomUUID().slice(0, 8)}`,
+          currency: 'EUR',
+          amount: '1.50',
+          webhookUrl: receiverUrl,
+          payee: { name: 'Ana Souza', accountNumber: 'DE02120300000000202051' },
+        });
+        created.push(await shop.payouts.confirm({ orderNo: payout.orderNo }));
+      }
+      const built = (platform?.output().match(/"msg":"sepa batch built"/g) ?? []).length;
+      await waitFor(
+        () => (platform?.output().match(/"msg":"sepa batch built"/g) ?? []).length > built,
+        'the next batch built',
+      );
+      platform?.child.kill('SIGKILL');
+      await platform?.exited;
+      platform = spawnNode(SERVER, platformEnv);
+      await waitForLine(platform, /"msg":"paygate listening"/);
+      for (const payout of created) await final(payout.orderNo, 'SUCCEEDED');
+      const answer = (await (await fetch(`${bankControl}/files`)).json()) as {
+        data?: { uploads: { msgId: string; outcome: string; keptAs: string }[] };
+        uploads?: { msgId: string; outcome: string; keptAs: string }[];
+      };
+      const uploads = answer.data?.uploads ?? answer.uploads ?? [];
+      // Every payout in exactly one file the bank took; a file sent again is the same bytes.
+      const taken = uploads.filter((upload) => upload.outcome === 'accepted');
+      assert.ok(
+        uploads.every((upload) => upload.outcome === 'accepted' || upload.outcome === 'repeated'),
+        JSON.stringify(uploads),
+      );
+      for (const payout of created) {
+        const holding = taken.filter((upload) =>
+          readFileSync(join(bankDataDir, upload.keptAs), 'utf8').includes(`<EndToEndId>${payout.orderNo}</EndToEndId>`),
+        );
+        assert.equal(holding.length, 1, `${payout.orderNo} in ${holding.length} files`);
+      }
     });
   });
 }

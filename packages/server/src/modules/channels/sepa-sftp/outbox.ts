@@ -152,7 +152,9 @@ export async function uploadOnce(
 ): Promise<UploadResult> {
   const uploaded: string[] = [];
   const failed: { msgId: string; error: string }[] = [];
-  const leaseMs = Math.max(60_000, connector.settings.timeoutMs * 6);
+  // Long enough for an upload (connect, a few operations, each under timeoutMs), short enough that
+  // a file claimed by an instance that died is taken up again soon after (60 s by default).
+  const leaseMs = Math.max(10_000, connector.settings.timeoutMs * 6);
   for (;;) {
     const now = services.now();
     const claimed = await services.db.query<ClaimedFile>(
