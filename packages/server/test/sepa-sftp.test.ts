@@ -392,6 +392,32 @@ for (const database of databases()) {
       );
     });
 
+    it('two steps at once (as two instances would): one batch from the payouts, one upload of it', async () => {
+      const payouts = [await confirmedPayout('7.00'), await confirmedPayout('8.00'), await confirmedPayout('9.00')];
+      platform.advance(BATCH_MS);
+      const batches = await Promise.all([
+        batchOnce(platform.services, connector, options),
+        batchOnce(platform.services, connector, options),
+      ]);
+      const built = batches.filter((batch) => batch.kind === 'built');
+      assert.equal(built.length, 1, JSON.stringify(batches));
+      assert.equal(built[0]?.kind === 'built' ? built[0].transactions : 0, 3);
+      const uploads = await Promise.all([
+        uploadOnce(platform.services, connector, options),
+        uploadOnce(platform.services, connector, options),
+      ]);
+      assert.deepEqual(
+        uploads.flatMap((upload) => upload.uploaded),
+        [built[0]?.kind === 'built' ? built[0].msgId : ''],
+      );
+      for (const payout of payouts) {
+        assert.equal(
+          (await connector.queryPayout({ orderNo: payout.orderNo, channelTradeNo: null }))?.channelTradeNo,
+          built[0]?.kind === 'built' ? built[0].msgId : '',
+        );
+      }
+    });
+
     it('SFTP down, then back: the stored file is uploaded once; a file that had arrived is not sent twice', async () => {
       await confirmedPayout('40.00');
       platform.advance(BATCH_MS);
