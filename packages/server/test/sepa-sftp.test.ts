@@ -16,6 +16,7 @@ import { applyFile, readInboxOnce } from '../src/modules/channels/sepa-sftp/inbo
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
 import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { SftpSession } from '../src/modules/channels/sepa-sftp/sftp.js';
+import { payoutDetail } from '../src/modules/portal/orders.js';
 import { balanceOf, fund } from './money-harness.js';
 import { createMerchant, databases, post, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
 import { type Sshd, startSshd } from './sshd-fixture.js';
@@ -278,6 +279,14 @@ for (const database of databases()) {
       assert.equal(failed?.status, 'FAILED');
       const { bankWordOf } = await import('../src/modules/channels/sepa-sftp/sepa-sftp.js');
       assert.equal((await bankWordOf(platform.services.db, rejected.orderNo))?.bankReason, 'AC01');
+      // The portal's payout page shows its file, the bank's status and the reason code.
+      const detail = await payoutDetail(
+        platform.services,
+        await platform.services.merchants.idOf(merchant.accessKey),
+        rejected.orderNo,
+      );
+      assert.deepEqual(detail.bankFile, { msgId, bankStatus: 'RJCT', reasonCode: 'AC01', returnReference: null });
+      assert.equal(detail.payout.channelTradeNo, msgId);
       // The rejected payout's amount and fee are available again; the two paid left the reserve.
       const balance1 = await balanceOf(platform, merchant, 'EUR');
       const cents = (text: string) => Math.round(Number(text) * 100);

@@ -50,11 +50,26 @@ export const PaymentDetail = z.object({
 export type PaymentDetail = z.output<typeof PaymentDetail>;
 
 /** `GET /portal/api/payouts/:orderNo`. */
+/**
+ * A payout paid out in a bank file (channel kind sepa-sftp): the file's MsgId and what the bank's
+ * files said of the payout — its status code (pain.002 TxSts such as ACSC or RJCT, or BOOK once
+ * booked), the reason code of a rejection or return (AC01, AC04, …) and a return's reference.
+ */
+export const PayoutBankFile = z.object({
+  msgId: z.string(),
+  bankStatus: z.string().nullable(),
+  reasonCode: z.string().nullable(),
+  returnReference: z.string().nullable(),
+});
+export type PayoutBankFile = z.output<typeof PayoutBankFile>;
+
 export const PayoutDetail = z.object({
   payout: Payout,
   receipt: PayoutReceipt,
   timeline: z.array(TimelineEntry),
   events: z.array(PortalOrderEvent),
+  /** Only for a payout in a bank file. */
+  bankFile: PayoutBankFile.optional(),
 });
 export type PayoutDetail = z.output<typeof PayoutDetail>;
 

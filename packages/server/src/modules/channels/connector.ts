@@ -213,8 +213,21 @@ export interface Connector {
   prepare?(): Promise<void>;
   /** The payments the channel received in [from, to) (unix ms), from its own list (pix-api: `GET /pix`). */
   receivedBetween?(from: number, to: number): Promise<readonly ChannelReceipt[]>;
+  /**
+   * Channels that pay out by files (sepa-sftp): the file a payout went in and what the bank's
+   * files said of it (the portal shows it); undefined while it is in no file.
+   */
+  payoutFile?(orderNo: string): Promise<PayoutFile | undefined>;
   /** Releases the connector's connections (shutdown). */
   close?(): Promise<void>;
+}
+
+/** A payout's bank file and the bank's word on it (the wire's PayoutBankFile). */
+export interface PayoutFile {
+  readonly msgId: string;
+  readonly bankStatus: string | null;
+  readonly reasonCode: string | null;
+  readonly returnReference: string | null;
 }
 
 /** What a connector needs from the platform around it. */

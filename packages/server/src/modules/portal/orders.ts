@@ -6,6 +6,7 @@ import type { Ledger } from '../ledger/service.js';
 import type { Payments, PaymentView } from '../payments/service.js';
 import type { Payouts, PayoutView } from '../payouts/service.js';
 import type { Webhooks } from '../webhooks/service.js';
+import type { ChannelRegistry } from '../channels/registry.js';
 
 /** The order pages' views (the wire schemas of the portal API). */
 export type { PaymentDetail, PayoutDetail, TimelineEntry };
@@ -18,6 +19,8 @@ export interface OrderPageServices {
   readonly payouts: Payouts;
   readonly ledger: Ledger;
   readonly webhooks: Webhooks;
+  /** The channels, for a payout's bank file (kind sepa-sftp). */
+  readonly channels?: Pick<ChannelRegistry, 'get'>;
 }
 
 const ORDER_NO = { PAYMENT: /^P[0-9]{18}$/, PAYOUT: /^W[0-9]{18}$/ } as const;
@@ -146,5 +149,12 @@ export async function payoutDetail(
   const row = await services.payouts.row(merchantId, { orderNo });
   const payout = services.payouts.view(row);
   const events = await eventsOf(services, merchantId, 'PAYOUT', orderNo);
-  return { payout, receipt: services.payouts.receiptOf(row), timeline: payoutTimeline(payout, events), events };
+  const bankFile = row.channel === null ? undefined : await services.channels?.get(row.channel)?.payoutFile?.(orderNo);
+  return {
+    payout,
+    receipt: services.payouts.receiptOf(row),
+    timeline: payoutTimeline(payout, events),
+    events,
+    ...(bankFile ? { bankFile } : {}),
+  };
 }

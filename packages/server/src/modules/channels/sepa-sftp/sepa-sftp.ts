@@ -147,6 +147,17 @@ export function sepaSftpConnector(settings: SepaSftpSettings, context: Connector
     // Withdrawn while it is in no file; once in a file, the bank has it (or will).
     releasePayout: async (order) => (await bankWordOf(db(), order.orderNo)) === undefined,
     queryPayout: query,
+    payoutFile: async (orderNo) => {
+      const word = await bankWordOf(db(), orderNo);
+      return word === undefined
+        ? undefined
+        : {
+            msgId: word.msgId,
+            bankStatus: word.bankStatus,
+            reasonCode: word.bankReason,
+            returnReference: word.returnRef,
+          };
+    },
     verifyNotification: () => ({
       ok: false,
       code: 'UNAUTHORIZED',
