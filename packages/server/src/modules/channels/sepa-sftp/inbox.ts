@@ -57,6 +57,14 @@ export async function readInboxOnce(
   const setAside: { name: string; reason: string }[] = [];
   for (const file of fresh) {
     const bytes = await connector.sftp.use((ops) => ops.read(`${dir}/${file.name}`, MAX_FILE_BYTES));
+    if (bytes.length !== file.size) {
+      // Still being written (or rewritten) by the bank: read again at the next poll, whole.
+      options.log.info(
+        { channel: connector.name, file: file.name, listed: file.size, read: bytes.length },
+        'sepa bank file changed while read; read again at the next poll',
+      );
+      continue;
+    }
     const outcome = await applyFile(services, connector, file.name, bytes, options);
     if (outcome.kind === 'applied') {
       applied.push(file.name);
@@ -216,6 +224,19 @@ class FileApplier {
    * returns the full amount (another amount is logged for the operator and changes nothing).
    */
   private async camt054(notification: Camt054): Promise<void> {
+    // The channel's payouts the file names, read at once (a day's notification may name thousands).
+    const named = notification.entries.flatMap((entry) =>
+      entry.status === 'BOOK'
+        ? entry.transactions.flatMap((t) => (t.endToEndId === undefined ? [] : [t.endToEndId]))
+        : [],
+    );
+    const found = await this.tx.query<Member>(
+      `SELECT p.order_no, p.merchant_id, p.amount_minor, f.msg_id
+         FROM sepa_file_payouts p JOIN sepa_files f ON f.id = p.file_id
+        WHERE p.order_no = ANY($1::text[]) AND f.channel = $2`,
+      [[...new Set(named)], this.connector.name],
+    );
+    const members = new Map(found.rows.map((member) => [member.order_no, member]));
     for (const entry of notification.entries) {
       if (entry.status !== 'BOOK') continue;
       const code = entry.bankTransactionCode;
@@ -224,7 +245,7 @@ class FileApplier {
       if (entry.creditDebit === 'CRDT' && !isReturn) continue;
       for (const transaction of entry.transactions) {
         if (transaction.endToEndId === undefined) continue;
-        const member = await this.member(transaction.endToEndId);
+        const member = members.get(transaction.endToEndId);
         if (!member) continue;
         if (!isReturn) {
           await this.bankSaid(member, 'BOOK', undefined);
@@ -250,6 +271,7 @@ class FileApplier {
           continue;
         }
         const refundNo = refundNoOf(reference);
+        this.acknowledged.add(member.msg_id);
         await this.tx.query(
           `UPDATE sepa_file_payouts SET return_ref = COALESCE(return_ref, $2), bank_reason = $3, bank_status_at = $4
             WHERE order_no = $1`,
@@ -258,17 +280,6 @@ class FileApplier {
         await this.apply(member, 'REFUNDED', `camt054:${notification.msgId}`, refundNo);
       }
     }
-  }
-
-  /** The channel's payout an EndToEndId names, if it is in one of its files. */
-  private async member(endToEndId: string): Promise<Member | undefined> {
-    const result = await this.tx.query<Member>(
-      `SELECT p.order_no, p.merchant_id, p.amount_minor, f.msg_id
-         FROM sepa_file_payouts p JOIN sepa_files f ON f.id = p.file_id
-        WHERE p.order_no = $1 AND f.channel = $2`,
-      [endToEndId, this.connector.name],
-    );
-    return result.rows[0];
   }
 
   /**
