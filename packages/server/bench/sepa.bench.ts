@@ -4,34 +4,37 @@
 // workers off, so that each file step is timed exactly: the bench calls the connector's own steps
 // (outbox.ts `batchOnce` and `uploadOnce`, inbox.ts `readInboxOnce`) where the workers would.
 //
-// A merchant is funded and BENCH_SEPA_PAYOUTS (default 10,000) EUR payouts are created and
-// confirmed through the payout service (not measured). Then:
+// A merchant is funded; then, twice, BENCH_SEPA_PAYOUTS (default 10,000) EUR payouts are created
+// and confirmed through the payout service (not measured) and their file goes out and a status
+// file comes back, once as a pain.002 and once as a camt.054:
 //   (a) file out: from the step that closes the due batch to its pain.001 built, validated against
 //       the EPC XSD, stored with its payouts (one transaction) and uploaded to the bank over SFTP
 //       (`.part`, then renamed into /upload). Target ≤ 5 s for 10,000. The bank then checks the
 //       file on its own (XSD and its rules) and must take it (not timed).
-//   (b) status in: a camt.054 with one DBIT BOOK entry per payout (as the bank writes them) is
-//       placed in the bank's /download (renamed in whole); from the poll that lists it to every
-//       payout SUCCEEDED with its event written (the file's one transaction committed). Target
-//       ≤ 10 s for 10,000.
-//   Then, no target: the bank's own pain.002 ACSC and camt.054 DBIT for the same file (released
-//   from hold) read and recorded by the next poll; every payout is SUCCEEDED already, nothing changes.
+//   (b) status in: a status file of every payout, as the bank writes them (a pain.002 with GrpSts
+//       and every TxSts ACSC; a camt.054 with one DBIT BOOK entry per payout), placed in the
+//       bank's /download (renamed in whole); from the poll that lists it to every payout SUCCEEDED
+//       with its event written (the file's one transaction committed). Target ≤ 10 s for 10,000.
+//       The same file is then read again over SFTP alone, to say how much of (b) that is.
+//   Then, no target: the bank's own pain.002 and camt.054 of both files (held until then) read and
+//   recorded by one poll; every payout is SUCCEEDED already, nothing changes.
 //   (c) memory of the platform process (this one) during each: peak resident set (VmHWM, reset
 //       before the step through /proc/self/clear_refs) and peak V8 heap used (the heap before each
 //       garbage collection, from v8.GCProfiler, and samples every 10 ms).
 // A warm-up file of 20 payouts goes the whole way first (connection, XSD load, JIT), not measured.
 //
 // BENCH_SEPA_PAYOUTS=1000 makes a smoke run (its figures are printed, the verdicts need 10,000);
-// BENCH_DATABASE=postgres|pglite runs one database only. Nothing here asserts a time.
+// BENCH_DATABASE=postgres|pglite runs one database only; BENCH_CPU_PROF=<dir> writes a CPU profile
+// of each measured step there. Nothing here asserts a time.
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { type CamtEntry, writeCamt054 } from '@paygate/iso20022';
+import { type CamtEntry, writeCamt054, writePain002 } from '@paygate/iso20022';
 import { parseConfig } from '../src/config.js';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, type FileStepOptions, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
@@ -81,6 +84,8 @@ interface Measured<T> {
   readonly heapPeak: number;
   /** Whether the peak resident set is this step's own (VmHWM reset before it); else the process's. */
   readonly rssPeakOwn: boolean;
+  /** CPU seconds this process used during the step (its threads: the XSD check runs in a worker). */
+  readonly cpuSeconds: number;
 }
 
 /** BENCH_CPU_PROF=<dir>: a V8 CPU profile of each measured step is written there. */
@@ -111,6 +116,7 @@ async function measure<T>(name: string, step: () => Promise<T>): Promise<Measure
   }, 10);
   const profiler = new v8.GCProfiler();
   profiler.start();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let value: T;
   try {
@@ -119,6 +125,7 @@ async function measure<T>(name: string, step: () => Promise<T>): Promise<Measure
     clearInterval(sampler);
   }
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   const collections = profiler.stop();
   if (session && PROFILE_DIR) {
     const { profile } = await session.post('Profiler.stop');
@@ -130,7 +137,16 @@ async function measure<T>(name: string, step: () => Promise<T>): Promise<Measure
     heapPeak = Math.max(heapPeak, collection.beforeGC.heapStatistics.usedHeapSize);
   }
   heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
-  return { value, seconds, rssBefore, rssPeak: residentSet().peak, heapBefore, heapPeak, rssPeakOwn };
+  return {
+    value,
+    seconds,
+    rssBefore,
+    rssPeak: residentSet().peak,
+    heapBefore,
+    heapPeak,
+    rssPeakOwn,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+  };
 }
 
 /** The steps log nothing here: a failure shows in their result, which the bench checks. */
@@ -348,6 +364,21 @@ function placeStatusFile(bank: Bank, name: string, xml: string): void {
   renameSync(join(staging, name), join(bank.download, name));
 }
 
+/** The bank's pain.002 for these payouts: group and every transaction ACSC, as `paygate-bank` writes it. */
+function pain002Of(msgId: string, orderNos: readonly string[]): string {
+  return writePain002({
+    msgId: `BENCH${msgId.slice(2, 30)}`,
+    createdAt: new Date(),
+    originalMsgId: msgId,
+    groupStatus: 'ACSC',
+    transactions: orderNos.map((orderNo) => ({ originalEndToEndId: orderNo, status: 'ACSC' })),
+  });
+}
+
+/** The two status messages the platform reads; each is measured on a file of its own. */
+const STATUS_KINDS = ['pain.002', 'camt.054'] as const;
+type StatusKind = (typeof STATUS_KINDS)[number];
+
 /** What the file-out step did: the file's MsgId, and the seconds of its two steps. */
 interface FileOut {
   readonly msgId: string;
@@ -357,17 +388,29 @@ interface FileOut {
   readonly uploadSeconds: number;
 }
 
-interface Figures {
+/** One measured file: out to the bank, then a status file of the given kind in. */
+interface FileFigures {
+  readonly kind: StatusKind;
   readonly out: Measured<FileOut>;
+  /** The pain.001's size. */
   readonly bytes: number;
   readonly in: Measured<unknown>;
+  /** The status file's size. */
   readonly statusBytes: number;
-  /** The status file read again over SFTP alone (part of what (b) does). */
+  /** The status file read again over the channel's SFTP session alone (part of what `in` does). */
   readonly readSeconds: number;
+}
+
+interface Figures {
+  /** The machine's one-minute load average when the database's run began. */
+  readonly load: number;
+  readonly files: readonly FileFigures[];
+  /** The bank's own pain.002 and camt.054 of every measured file, read when every payout had settled. */
   readonly again: Measured<unknown>;
 }
 
 async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Promise<Figures> {
+  const load = loadavg()[0] ?? NaN;
   const dir = mkdtempSync(join(tmpdir(), 'paygate-bench-sepa-'));
   let bank: Bank | undefined;
   let started: Awaited<ReturnType<typeof startBenchPlatform>> | undefined;
@@ -378,7 +421,8 @@ async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Pro
     const merchant = await createMerchant(platform, 'SEPA bench');
     const merchantId = await platform.services.merchants.idOf(merchant.accessKey);
     // amount + the EUR payout fee (0.50) each, with room to spare.
-    await fund(platform, merchant, ((PAYOUTS + WARM_UP) * 11 + 100).toFixed(2), 'EUR');
+    const total = PAYOUTS * STATUS_KINDS.length + WARM_UP;
+    await fund(platform, merchant, (total * 11 + 100).toFixed(2), 'EUR');
 
     /**
      * Closes the due batch and uploads it; throws unless it built one file of `count` and uploaded
@@ -416,51 +460,57 @@ async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Pro
     await poll(2);
     if ((await settled(platform, warm)).payouts !== WARM_UP) throw new Error('warm-up payouts not SUCCEEDED');
 
-    // The bank keeps its answers to the measured file until released: the status file is ours first.
+    // The bank keeps its answers to the measured files until released: the status files are ours first.
     await bankControl(bank, 'POST', '/booking', { mode: 'hold' });
-    const createdAt = performance.now();
-    const orderNos = await confirmedPayouts(platform, merchantId, 'RUN', PAYOUTS);
-    console.log(
-      `  (${PAYOUTS.toLocaleString('en')} payouts created and confirmed in ${((performance.now() - createdAt) / 1000).toFixed(0)} s, not measured)`,
-    );
-    advance(BATCH_EVERY_MS); // the batch is due
+    const files: FileFigures[] = [];
+    for (const kind of STATUS_KINDS) {
+      const createdAt = performance.now();
+      const orderNos = await confirmedPayouts(platform, merchantId, `RUN-${kind}`, PAYOUTS);
+      console.log(
+        `  (${PAYOUTS.toLocaleString('en')} payouts created and confirmed in ${((performance.now() - createdAt) / 1000).toFixed(0)} s, not measured)`,
+      );
+      advance(BATCH_EVERY_MS); // the batch is due
 
-    // (a) the batch closing → its file built, validated, stored and uploaded
-    const out = await measure('file-out', () => fileOut(PAYOUTS));
-    const { msgId } = out.value;
-    await bankTook(bank, msgId, PAYOUTS);
-    const stored = await platform.services.db.query<{ size: number }>(
-      'SELECT length(bytes) AS size FROM sepa_files WHERE msg_id = $1',
-      [msgId],
-    );
-    const bytes = Number(stored.rows[0]?.size ?? NaN);
+      // (a) the batch closing → its file built, validated, stored and uploaded
+      const out = await measure(`file-out-${kind}`, () => fileOut(PAYOUTS));
+      const { msgId } = out.value;
+      await bankTook(bank, msgId, PAYOUTS);
+      const stored = await platform.services.db.query<{ size: number }>(
+        'SELECT length(bytes) AS size FROM sepa_files WHERE msg_id = $1',
+        [msgId],
+      );
+      const bytes = Number(stored.rows[0]?.size ?? NaN);
 
-    // (b) a status file of every payout → each SUCCEEDED with its event
-    const xml = camt054Of(bank, msgId, orderNos);
-    const statusName = `bench-camt054-${msgId}.xml`;
-    placeStatusFile(bank, statusName, xml);
-    const statusIn = await measure('status-in', () => poll(1));
-    const after = await settled(platform, orderNos);
-    if (after.payouts !== PAYOUTS || after.events !== PAYOUTS) {
-      throw new Error(`after the status file: ${JSON.stringify(after)} of ${PAYOUTS}`);
+      // (b) a status file of every payout → each SUCCEEDED with its event
+      const xml = kind === 'pain.002' ? pain002Of(msgId, orderNos) : camt054Of(bank, msgId, orderNos);
+      const statusName = `bench-${kind}-${msgId}.xml`;
+      placeStatusFile(bank, statusName, xml);
+      const statusIn = await measure(`status-in-${kind}`, () => poll(1));
+      const after = await settled(platform, orderNos);
+      if (after.payouts !== PAYOUTS || after.events !== PAYOUTS) {
+        throw new Error(`after the ${kind}: ${JSON.stringify(after)} of ${PAYOUTS}`);
+      }
+      // Where (b)'s time goes: the same file fetched again over the channel's SFTP session alone.
+      const fetchedAt = performance.now();
+      const fetched = await connector.sftp.use((ops) =>
+        ops.read(`${connector.settings.downloadDir}/${statusName}`, 1024 * 1024 * 1024),
+      );
+      if (fetched.length !== Buffer.byteLength(xml)) throw new Error(`read ${fetched.length} bytes of ${statusName}`);
+      const readSeconds = (performance.now() - fetchedAt) / 1000;
+      files.push({ kind, out, bytes, in: statusIn, statusBytes: Buffer.byteLength(xml), readSeconds });
     }
-    // Where (b)'s time goes: the same file fetched again over the channel's SFTP session alone.
-    const fetchedAt = performance.now();
-    const fetched = await connector.sftp.use((ops) =>
-      ops.read(`${connector.settings.downloadDir}/${statusName}`, 1024 * 1024 * 1024),
-    );
-    if (fetched.length !== Buffer.byteLength(xml)) throw new Error(`read ${fetched.length} bytes of the status file`);
-    const readSeconds = (performance.now() - fetchedAt) / 1000;
 
-    // The bank's own pain.002 and camt.054 for the file: read, recorded, nothing changes.
+    // The bank's own pain.002 and camt.054 for each file: read, recorded, nothing changes.
     await bankControl(bank, 'POST', '/booking', { mode: 'release' });
-    await bankAnswered(bank, msgId, 2);
-    const again = await measure('bank-files', () => poll(2));
-    const still = await settled(platform, orderNos);
-    if (still.payouts !== PAYOUTS || still.events !== PAYOUTS) {
-      throw new Error(`after the bank's own files: ${JSON.stringify(still)} of ${PAYOUTS}`);
+    for (const file of files) await bankAnswered(bank, file.out.value.msgId, 2);
+    const again = await measure('bank-files', () => poll(2 * files.length));
+    const events = await platform.services.db.query<{ n: bigint }>(
+      `SELECT count(*)::bigint AS n FROM events WHERE order_type = 'PAYOUT' AND status = 'SUCCEEDED'`,
+    );
+    if (Number(events.rows[0]?.n) !== total) {
+      throw new Error(`after the bank's own files: ${String(events.rows[0]?.n)} SUCCEEDED events, not ${total}`);
     }
-    return { out, bytes, in: statusIn, statusBytes: Buffer.byteLength(xml), readSeconds, again };
+    return { load, files, again };
   } finally {
     await started?.platform.close();
     if (bank && bank.child.exitCode === null) {
@@ -481,27 +531,45 @@ function report(label: string, figures: Figures): void {
   const memory = (m: Measured<unknown>) =>
     `RSS ${mib(m.rssBefore)} → peak ${mib(m.rssPeak)}${m.rssPeakOwn ? '' : ' (the process peak)'}, ` +
     `V8 heap ${mib(m.heapBefore)} → peak ${mib(m.heapPeak)}`;
-  console.log(`\ndatabase: ${label}; paygate-bank in its own process; the platform in this one, workers off`);
-  console.log('| step                                                   |      s | platform process memory |');
-  console.log('|--------------------------------------------------------|--------|-------------------------|');
+  console.log(
+    `\ndatabase: ${label}; paygate-bank in its own process; the platform in this one, workers off; ` +
+      `load average at the start ${figures.load.toFixed(1)} on ${availableParallelism()} CPUs`,
+  );
+  console.log(
+    '| step                                                       |      s | CPU s | platform process memory |',
+  );
+  console.log(
+    '|------------------------------------------------------------|--------|-------|-------------------------|',
+  );
   const row = (name: string, m: Measured<unknown>) =>
-    console.log(`| ${name.padEnd(54)} | ${m.seconds.toFixed(2).padStart(6)} | ${memory(m)} |`);
-  row(`(a) ${count} payouts → pain.001 (${size(figures.bytes)}) uploaded`, figures.out);
-  row(`(b) camt.054 of ${count} DBIT (${size(figures.statusBytes)}) → SUCCEEDED`, figures.in);
-  row(`bank's pain.002 + camt.054 again (no target)`, figures.again);
-  console.log(
-    `of which: (a) built, validated and stored ${figures.out.value.buildSeconds.toFixed(2)} s, uploaded ` +
-      `${figures.out.value.uploadSeconds.toFixed(2)} s; (b) the status file alone read over SFTP again: ` +
-      `${figures.readSeconds.toFixed(2)} s`,
-  );
-  console.log(
-    `file out: ${count} confirmed payouts → one file built, XSD-validated, stored and uploaded in ` +
-      `${figures.out.seconds.toFixed(2)} s (target ≤ ${TARGET_FILE_OUT_S} s): ${verdict(figures.out.seconds, TARGET_FILE_OUT_S)}`,
-  );
-  console.log(
-    `status in: a status file of ${count} transactions applied (every payout SUCCEEDED, its event written) in ` +
-      `${figures.in.seconds.toFixed(2)} s (target ≤ ${TARGET_STATUS_IN_S} s): ${verdict(figures.in.seconds, TARGET_STATUS_IN_S)}`,
-  );
+    console.log(
+      `| ${name.padEnd(58)} | ${m.seconds.toFixed(2).padStart(6)} | ${m.cpuSeconds.toFixed(2).padStart(5)} | ${memory(m)} |`,
+    );
+  for (const file of figures.files) {
+    row(`(a) ${count} payouts → pain.001 (${size(file.bytes)}) uploaded`, file.out);
+    const what = file.kind === 'pain.002' ? `pain.002 of ${count} ACSC` : `camt.054 of ${count} DBIT`;
+    row(`(b) ${what} (${size(file.statusBytes)}) → SUCCEEDED`, file.in);
+  }
+  row(`bank's own pain.002 + camt.054 of each, again (no target)`, figures.again);
+  for (const file of figures.files) {
+    console.log(
+      `of which: (a) built, validated and stored ${file.out.value.buildSeconds.toFixed(2)} s, uploaded ` +
+        `${file.out.value.uploadSeconds.toFixed(2)} s; (b) the ${file.kind} alone read over SFTP again: ` +
+        `${file.readSeconds.toFixed(2)} s`,
+    );
+  }
+  for (const file of figures.files) {
+    console.log(
+      `file out: ${count} confirmed payouts → one file built, XSD-validated, stored and uploaded in ` +
+        `${file.out.seconds.toFixed(2)} s (target ≤ ${TARGET_FILE_OUT_S} s): ${verdict(file.out.seconds, TARGET_FILE_OUT_S)}`,
+    );
+  }
+  for (const file of figures.files) {
+    console.log(
+      `status in: a ${file.kind} of ${count} transactions applied (every payout SUCCEEDED, its event written) in ` +
+        `${file.in.seconds.toFixed(2)} s (target ≤ ${TARGET_STATUS_IN_S} s): ${verdict(file.in.seconds, TARGET_STATUS_IN_S)}`,
+    );
+  }
 }
 
 // Both databases, PostgreSQL first (when one answers), then the embedded default.
