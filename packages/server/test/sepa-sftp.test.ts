@@ -10,13 +10,14 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readPain001, validateXml, writeCamt054, writePain002 } from '@paygate/iso20022';
+import { readBankFile, readPain001, validateXml, writeCamt054, writePain002 } from '@paygate/iso20022';
 import type { Payout } from '@paygate/wire';
 import { applyFile, readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
 import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { SftpSession } from '../src/modules/channels/sepa-sftp/sftp.js';
 import { payoutDetail } from '../src/modules/portal/orders.js';
+import { camt054Lines, reconcile } from '../src/modules/reconciliation/service.js';
 import { balanceOf, fund } from './money-harness.js';
 import { createMerchant, databases, post, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
 import { type Sshd, startSshd } from './sshd-fixture.js';
@@ -366,6 +367,36 @@ for (const database of databases()) {
       assert.deepEqual(await balanceOf(platform, merchant, 'EUR'), balance1);
       assert.notDeepEqual(balance1, balance0);
       assert.equal((await platform.services.webhooks.ofOrder(merchantId, 'PAYOUT', returned.orderNo)).length, 2);
+      // The day's booked entries against the books (paygate reconcile --file with a camt.054): the
+      // bookings and the return match; the return of another amount is missing in the books.
+      const debit = (payout: Payout, amount: string) => ({
+        status: 'BOOK',
+        creditDebit: 'DBIT' as const,
+        amount,
+        currency: 'EUR',
+        bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'ESCT' },
+        transactions: [{ endToEndId: payout.orderNo, amount }],
+      });
+      const day = camt054([
+        debit(booked, '20.00'),
+        debit(returned, '21.00'),
+        returnEntry(returned, '21.00', 'RET-0001'),
+        returnEntry(partly, '2.00', 'RET-0002'),
+      ]);
+      const read = readBankFile(day);
+      assert.ok(read.ok && read.file.kind === 'camt.054');
+      const report = await reconcile(
+        platform.services.db,
+        'bank',
+        new Date(platform.services.now()).toISOString().slice(0, 10),
+        read.ok && read.file.kind === 'camt.054' ? camt054Lines(read.file) : [],
+        true,
+      );
+      assert.deepEqual(
+        report.mismatches.filter((m) => [booked, returned, partly].some((p) => p.orderNo === m.reference)),
+        [{ kind: 'missing_in_books', type: 'return', reference: partly.orderNo, theirs: 'returned' }],
+      );
+      assert.ok(report.matched >= 2);
     });
 
     it('garbage and foreign files are set aside, nothing applied; later files still are; a file is read once', async () => {

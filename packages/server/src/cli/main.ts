@@ -25,7 +25,8 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate migrate [--json]                            apply the database migrations this build has, then exit
   paygate reconcile --channel NAME --file FILE.csv [--date YYYY-MM-DD] [--json]
         compare a channel's daily settlement file with the books (needs the database, like migrate);
-        exit 0 when clean, 1 when an order is missing on either side or its amount or status differs
+        exit 0 when clean, 1 when an order is missing on either side or its amount or status differs;
+        for a sepa-sftp channel the file may be the bank's camt.054 (XML): its booked entries
   paygate reconcile --channel NAME --date YYYY-MM-DD [--json]
         the same against the channel's own list of that day's received payments (kind pix-api:
         GET /pix; needs PAYGATE_CHANNELS)

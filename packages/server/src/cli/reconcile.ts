@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseConfig } from '../config.js';
 import type { ChannelReceipt } from '../modules/channels/connector.js';
+import { readBankFile } from '@paygate/iso20022';
 import {
+  camt054Lines,
   dayOf,
   parseSettlement,
   reconcile,
@@ -35,13 +37,14 @@ export async function runReconcile(
   } catch (error) {
     throw new CliError((error as Error).message, 2, { cause: error });
   }
-  const lines = options.file === undefined ? undefined : readSettlement(options.file);
+  const settlement = options.file === undefined ? undefined : readSettlement(options.file);
+  const lines = settlement?.lines;
   const receipts = lines === undefined ? await receivedOn(env, options.channel, day) : undefined;
   const db = await openCommandDatabase(env, 'paygate reconcile');
   try {
     const report =
       lines !== undefined
-        ? await reconcile(db, options.channel, date, lines)
+        ? await reconcile(db, options.channel, date, lines, settlement?.booked)
         : await reconcileReceipts(db, options.channel, date, receipts ?? []);
     if (options.json) print(JSON.stringify(report));
     else {
@@ -60,16 +63,26 @@ export async function runReconcile(
   }
 }
 
-/** A channel's daily settlement file, parsed. */
-function readSettlement(file: string): SettlementLine[] {
+/**
+ * A channel's daily settlement file, parsed: the CSV settlement file, or a bank's camt.054 (an
+ * XML file; kind sepa-sftp), whose booked entries are the lines (`booked`: a payout rejected
+ * before booking is in no such file).
+ */
+function readSettlement(file: string): { lines: SettlementLine[]; booked: boolean } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new CliError(`cannot read the settlement file ${file}: ${(error as Error).message}`, 1, { cause: error });
   }
+  if (text.trimStart().startsWith('<')) {
+    const read = readBankFile(text);
+    if (!read.ok) throw new CliError(`${file}: ${read.reason}`, 1);
+    if (read.file.kind !== 'camt.054') throw new CliError(`${file}: a ${read.file.kind}, not a camt.054`, 1);
+    return { lines: camt054Lines(read.file), booked: true };
+  }
   try {
-    return parseSettlement(text);
+    return { lines: parseSettlement(text), booked: false };
   } catch (error) {
     throw new CliError(`${file}: ${(error as Error).message}`, 1, { cause: error });
   }

@@ -1,3 +1,4 @@
+import type { Camt054 } from '@paygate/iso20022';
 import type { Queryable } from '../../db/db.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { scaleOf } from '../../catalog.js';
@@ -64,6 +65,38 @@ export function parseSettlement(text: string): SettlementLine[] {
   });
 }
 
+/**
+ * A bank's camt.054 (kind sepa-sftp) as settlement lines: each booked (`BOOK`) entry's
+ * transactions by their EndToEndId (the payout's orderNo) — a `DBIT` is the transfer `sent`, a
+ * `CRDT` with bank transaction code PMNT/ICDT/RRTN its return; the transaction's amount (the
+ * entry's when it holds one transaction). Other entries (the account's other movements, pending
+ * ones) are not the channel's.
+ */
+export function camt054Lines(notification: Camt054): SettlementLine[] {
+  return notification.entries.flatMap((entry) => {
+    if (entry.status !== 'BOOK') return [];
+    const code = entry.bankTransactionCode;
+    const isReturn =
+      entry.creditDebit === 'CRDT' && code?.domain === 'PMNT' && code.family === 'ICDT' && code.subFamily === 'RRTN';
+    if (entry.creditDebit === 'CRDT' && !isReturn) return [];
+    return entry.transactions.flatMap((transaction): SettlementLine[] =>
+      transaction.endToEndId === undefined
+        ? []
+        : [
+            {
+              type: isReturn ? 'return' : 'transfer',
+              id: transaction.accountServicerRef ?? '',
+              reference: transaction.endToEndId,
+              status: isReturn ? 'returned' : 'sent',
+              currency: transaction.currency ?? entry.currency,
+              amount: transaction.amount ?? (entry.transactions.length === 1 ? entry.amount : ''),
+              paidAmount: '',
+            },
+          ],
+    );
+  });
+}
+
 /** The platform statuses a settlement line's channel status stands for. */
 function expectedStatuses(line: SettlementLine): readonly string[] {
   if (line.type === 'return') return ['REFUNDED'];
@@ -102,6 +135,11 @@ export async function reconcile(
   channel: string,
   date: string,
   lines: readonly SettlementLine[],
+  /**
+   * The file lists only what was booked (a bank's camt.054): a payout that FAILED (rejected
+   * before booking) is in no such file and is not missing from it.
+   */
+  bookedOnly = false,
 ): Promise<ReconcileReport> {
   const from = new Date(`${date}T00:00:00.000Z`);
   if (Number.isNaN(from.getTime())) throw new Error(`not a date: ${date} (YYYY-MM-DD)`);
@@ -150,6 +188,7 @@ export async function reconcile(
     matched++;
   }
   for (const row of books.rows) {
+    if (bookedOnly && row.type === 'transfer' && row.status === 'FAILED') continue;
     if (row.in_day && !seen.has(key(row.type, row.reference))) {
       mismatches.push({ kind: 'missing_in_file', type: row.type, reference: row.reference, ours: row.status });
     }
