@@ -464,8 +464,10 @@ for (const database of databases()) {
       const batch = await batchOnce(platform.services, connector, options);
       assert.equal(batch.kind, 'built');
       const msgId = batch.kind === 'built' ? batch.msgId : '';
+      // The connection in use goes down with the server: the session forgets it.
+      await connector.sftp.use((ops) => ops.list(sshd.uploadDir));
       await sshd.stop();
-      await connector.sftp.close();
+      await new Promise((resolve) => setTimeout(resolve, 200));
       const down = await uploadOnce(platform.services, connector, options);
       assert.equal(down.uploaded.length, 0);
       assert.equal(down.failed.length, 1);

@@ -6,7 +6,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -106,10 +115,31 @@ export async function startSshd(): Promise<Sshd> {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   };
+  /** The processes sshd forked for its connections (their parent is the listener). */
+  const sessions = (pid: number): number[] =>
+    readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .flatMap((entry) => {
+        try {
+          const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          return ppid === pid ? [Number(entry)] : [];
+        } catch {
+          return [];
+        }
+      });
   const stop = async () => {
     const proc = child;
     child = undefined;
     if (!proc || proc.exitCode !== null) return;
+    // Down means down: the connections it serves end too, not only the listener.
+    for (const pid of proc.pid === undefined ? [] : sessions(proc.pid)) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // gone already
+      }
+    }
     const exited = new Promise((resolve) => proc.once('exit', resolve));
     proc.kill('SIGTERM');
     await exited;

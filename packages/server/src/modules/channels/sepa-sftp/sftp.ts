@@ -93,7 +93,18 @@ export class SftpSession {
     this.idleTimer = undefined;
     this.users++;
     try {
-      this.connection ??= this.open();
+      if (!this.connection) {
+        const opening = this.open();
+        this.connection = opening;
+        // A connection the server (or the network) ends is forgotten: the next use opens another.
+        opening.then(
+          ({ client }) =>
+            client.once('close', () => {
+              if (this.connection === opening) this.connection = undefined;
+            }),
+          () => {},
+        );
+      }
       const opened = this.connection;
       let connection: Connection;
       try {
