@@ -86,14 +86,43 @@ interface Measured<T> {
   readonly rssPeakOwn: boolean;
   /** CPU seconds this process used during the step (its threads: the XSD check runs in a worker). */
   readonly cpuSeconds: number;
+  /** CPU seconds of the bank's process during the step. */
+  readonly bankCpuSeconds: number | undefined;
+  /** CPU seconds of the PostgreSQL server processes of the database during the step (none on PGlite). */
+  readonly databaseCpuSeconds: number | undefined;
 }
+
+/** The other processes a step's CPU time is read of: the bank, PostgreSQL's backends. */
+interface Watched {
+  readonly bank: number | undefined;
+  readonly backends: () => Promise<number[]>;
+}
+
+/** CPU seconds these processes used so far (Linux /proc, in clock ticks of 1/100 s); undefined without /proc. */
+function cpuOf(pids: readonly number[]): number | undefined {
+  let total: number | undefined;
+  for (const pid of pids) {
+    try {
+      // After the command name: utime is the 12th field, stime the 13th.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total = (total ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // gone, or no /proc
+    }
+  }
+  return total;
+}
+
+const cpuBetween = (before: number | undefined, after: number | undefined) =>
+  before === undefined || after === undefined ? undefined : after - before;
 
 /** BENCH_CPU_PROF=<dir>: a V8 CPU profile of each measured step is written there. */
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 let profiles = 0;
 
 /** Runs `step` after a collection, timing it and following this process's memory. */
-async function measure<T>(name: string, step: () => Promise<T>): Promise<Measured<T>> {
+async function measure<T>(name: string, watched: Watched, step: () => Promise<T>): Promise<Measured<T>> {
   gc();
   const session = PROFILE_DIR ? new Session() : undefined;
   if (session) {
@@ -116,6 +145,10 @@ async function measure<T>(name: string, step: () => Promise<T>): Promise<Measure
   }, 10);
   const profiler = new v8.GCProfiler();
   profiler.start();
+  const bank = watched.bank === undefined ? [] : [watched.bank];
+  const backends = await watched.backends();
+  const bankBefore = cpuOf(bank);
+  const databaseBefore = cpuOf(backends);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let value: T;
@@ -126,6 +159,8 @@ async function measure<T>(name: string, step: () => Promise<T>): Promise<Measure
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  const bankCpuSeconds = cpuBetween(bankBefore, cpuOf(bank));
+  const databaseCpuSeconds = cpuBetween(databaseBefore, cpuOf(backends));
   const collections = profiler.stop();
   if (session && PROFILE_DIR) {
     const { profile } = await session.post('Profiler.stop');
@@ -146,6 +181,8 @@ async function measure<T>(name: string, step: () => Promise<T>): Promise<Measure
     heapPeak,
     rssPeakOwn,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    bankCpuSeconds,
+    databaseCpuSeconds,
   };
 }
 
@@ -418,6 +455,17 @@ async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Pro
     bank = await startBank(dir);
     started = await startBenchPlatform(dir, bank, database?.url);
     const { platform, connector, advance } = started;
+    const { db } = platform.services;
+    const watched: Watched = {
+      bank: bank.child.pid,
+      // PostgreSQL: the server processes of this database's connections; PGlite runs in this process.
+      backends: async () =>
+        db.kind === 'postgres'
+          ? (
+              await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')
+            ).rows.map((row) => row.pid)
+          : [],
+    };
     const merchant = await createMerchant(platform, 'SEPA bench');
     const merchantId = await platform.services.merchants.idOf(merchant.accessKey);
     // amount + the EUR payout fee (0.50) each, with room to spare.
@@ -472,7 +520,7 @@ async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Pro
       advance(BATCH_EVERY_MS); // the batch is due
 
       // (a) the batch closing → its file built, validated, stored and uploaded
-      const out = await measure(`file-out-${kind}`, () => fileOut(PAYOUTS));
+      const out = await measure(`file-out-${kind}`, watched, () => fileOut(PAYOUTS));
       const { msgId } = out.value;
       await bankTook(bank, msgId, PAYOUTS);
       const stored = await platform.services.db.query<{ size: number }>(
@@ -485,7 +533,7 @@ async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Pro
       const xml = kind === 'pain.002' ? pain002Of(msgId, orderNos) : camt054Of(bank, msgId, orderNos);
       const statusName = `bench-${kind}-${msgId}.xml`;
       placeStatusFile(bank, statusName, xml);
-      const statusIn = await measure(`status-in-${kind}`, () => poll(1));
+      const statusIn = await measure(`status-in-${kind}`, watched, () => poll(1));
       const after = await settled(platform, orderNos);
       if (after.payouts !== PAYOUTS || after.events !== PAYOUTS) {
         throw new Error(`after the ${kind}: ${JSON.stringify(after)} of ${PAYOUTS}`);
@@ -503,7 +551,7 @@ async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Pro
     // The bank's own pain.002 and camt.054 for each file: read, recorded, nothing changes.
     await bankControl(bank, 'POST', '/booking', { mode: 'release' });
     for (const file of files) await bankAnswered(bank, file.out.value.msgId, 2);
-    const again = await measure('bank-files', () => poll(2 * files.length));
+    const again = await measure('bank-files', watched, () => poll(2 * files.length));
     const events = await platform.services.db.query<{ n: bigint }>(
       `SELECT count(*)::bigint AS n FROM events WHERE order_type = 'PAYOUT' AND status = 'SUCCEEDED'`,
     );
@@ -536,14 +584,17 @@ function report(label: string, figures: Figures): void {
       `load average at the start ${figures.load.toFixed(1)} on ${availableParallelism()} CPUs`,
   );
   console.log(
-    '| step                                                       |      s | CPU s | platform process memory |',
+    '| step                                                       |      s | CPU s: platform |  bank | PostgreSQL | platform process memory |',
   );
   console.log(
-    '|------------------------------------------------------------|--------|-------|-------------------------|',
+    '|------------------------------------------------------------|--------|-----------------|-------|------------|-------------------------|',
   );
+  const cpu = (value: number | undefined, width: number) =>
+    (value === undefined ? '—' : value.toFixed(2)).padStart(width);
   const row = (name: string, m: Measured<unknown>) =>
     console.log(
-      `| ${name.padEnd(58)} | ${m.seconds.toFixed(2).padStart(6)} | ${m.cpuSeconds.toFixed(2).padStart(5)} | ${memory(m)} |`,
+      `| ${name.padEnd(58)} | ${m.seconds.toFixed(2).padStart(6)} | ${cpu(m.cpuSeconds, 15)} | ` +
+        `${cpu(m.bankCpuSeconds, 5)} | ${cpu(m.databaseCpuSeconds, 10)} | ${memory(m)} |`,
     );
   for (const file of figures.files) {
     row(`(a) ${count} payouts → pain.001 (${size(file.bytes)}) uploaded`, file.out);
