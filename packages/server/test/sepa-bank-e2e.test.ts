@@ -334,6 +334,30 @@ for (const database of databases()) {
         ['SUCCEEDED', 'REFUNDED'],
       );
 
+      // The bank sends every status file again under a new name: nothing changes (no webhook, no money).
+      const bankFiles = async () => {
+        const answer = (await (await fetch(`${bankControl}/files`)).json()) as {
+          data?: { statusFiles: { name: string }[] };
+          statusFiles?: { name: string }[];
+        };
+        return answer.data?.statusFiles ?? answer.statusFiles ?? [];
+      };
+      const sent = await bankFiles();
+      const eventsBefore = events.length;
+      for (const file of sent) {
+        const again = await post(`${bankControl}/files/duplicate`, { name: file.name });
+        assert.equal(again.status, 200, JSON.stringify(again.body));
+      }
+      const read = async () => {
+        const answer = await fetch(`${platformUrl}/admin/v1/channels/bank/files`, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        });
+        return ((await answer.json()) as { data: { received: unknown[] } }).data.received.length;
+      };
+      await waitFor(async () => (await read()) >= sent.length * 2 || undefined, 'the repeated files read');
+      await sleep(500);
+      assert.equal(events.length, eventsBefore, 'no webhook for a repeated file');
+
       // The balance to the cent: funded − (10.25 + fee) − (12.25 + fee) + 12.25 returned; the rejected one released.
       const cents = (text: string) => Math.round(Number(text) * 100);
       const fees = cents(booked.fee) + cents(returned.fee);
