@@ -658,15 +658,6 @@ export class Payouts {
       }));
   }
 
-  /** The batch (a file's MsgId) a payout was sent in; undefined while it is in none. */
-  async batchOf(orderNo: string): Promise<string | undefined> {
-    const result = await this.db.query<{ channel_batch: string | null }>(
-      'SELECT channel_batch FROM payouts WHERE order_no = $1',
-      [orderNo],
-    );
-    return result.rows[0]?.channel_batch ?? undefined;
-  }
-
   /** The merchant, channel and state of an order number (channel updates); `undefined` when there is no such order. */
   servedBy(orderNo: string): Promise<ServedOrder | undefined> {
     return servedBy(this.db, 'payouts', orderNo);
