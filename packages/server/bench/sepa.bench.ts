@@ -23,6 +23,10 @@
 //       garbage collection, from v8.GCProfiler, and samples every 10 ms).
 // A warm-up file of 20 payouts goes the whole way first (connection, XSD load, JIT), not measured.
 //
+// BENCH_SEPA_TCP_NODELAY=1 is a what-if, off by default: the bench sets TCP_NODELAY on every SSH
+// client socket of this process (ssh2's Client.setNoDelay) — what sftp.ts does not do today, so
+// that each SFTP request waits out Nagle's algorithm against the peer's delayed ACK; the figures
+// then show what (b) would be with that one line in the connector.
 // BENCH_SEPA_PAYOUTS=1000 makes a smoke run (its figures are printed, the verdicts need 10,000);
 // BENCH_DATABASE=postgres|pglite runs one database only; BENCH_CPU_PROF=<dir> writes a CPU profile
 // of each measured step there. Nothing here asserts a time.
@@ -35,6 +39,7 @@ import { join } from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type CamtEntry, writeCamt054, writePain002 } from '@paygate/iso20022';
+import ssh2 from 'ssh2';
 import { parseConfig } from '../src/config.js';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, type FileStepOptions, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
@@ -58,6 +63,17 @@ const AMOUNT = '10.00';
 const IBANS = ['FR1420041010050500013M02606', 'DE02120300000000202051', 'NL91ABNA0417164300', 'BE68539007547034'];
 const NAMES = ['José Müller & Søn', 'Zoë Ærøskøbing–Straße', 'Ana Souza', "O'Brien (Ltd.) #42", 'Łukasz Żółć'];
 const MASTER_KEY = Buffer.alloc(32, 13).toString('base64');
+
+const NODELAY = process.env.BENCH_SEPA_TCP_NODELAY === '1';
+if (NODELAY) {
+  // The what-if above: ssh2 is one module instance, so the connector's session gets it too.
+  const { connect } = ssh2.Client.prototype;
+  ssh2.Client.prototype.connect = function (this: InstanceType<typeof ssh2.Client>, config) {
+    const client = connect.call(this, config);
+    this.setNoDelay(true);
+    return client;
+  };
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
@@ -88,7 +104,10 @@ interface Measured<T> {
   readonly cpuSeconds: number;
   /** CPU seconds of the bank's process during the step. */
   readonly bankCpuSeconds: number | undefined;
-  /** CPU seconds of the PostgreSQL server processes of the database during the step (none on PGlite). */
+  /**
+   * CPU seconds of the PostgreSQL server processes of the database during the step, at least (a
+   * connection closed before its end is not counted); none on PGlite.
+   */
   readonly databaseCpuSeconds: number | undefined;
 }
 
@@ -98,24 +117,33 @@ interface Watched {
   readonly backends: () => Promise<number[]>;
 }
 
-/** CPU seconds these processes used so far (Linux /proc, in clock ticks of 1/100 s); undefined without /proc. */
-function cpuOf(pids: readonly number[]): number | undefined {
-  let total: number | undefined;
+/** CPU seconds each of these processes used so far, by pid (Linux /proc, clock ticks of 1/100 s). */
+function cpuByPid(pids: readonly number[]): Map<number, number> {
+  const used = new Map<number, number>();
   for (const pid of pids) {
     try {
       // After the command name: utime is the 12th field, stime the 13th.
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total = (total ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+      used.set(pid, (Number(fields[11]) + Number(fields[12])) / 100);
     } catch {
       // gone, or no /proc
     }
   }
-  return total;
+  return used;
 }
 
-const cpuBetween = (before: number | undefined, after: number | undefined) =>
-  before === undefined || after === undefined ? undefined : after - before;
+/**
+ * CPU seconds used between two readings: a process in both counts its difference, one that came
+ * meanwhile all it used (a connection the pool opened during the step); one gone by the second
+ * reading is not counted (so the figure is a lower bound). Undefined when nothing could be read.
+ */
+function cpuBetween(before: Map<number, number>, after: Map<number, number>): number | undefined {
+  if (after.size === 0) return undefined;
+  let total = 0;
+  for (const [pid, at] of after) total += at - (before.get(pid) ?? 0);
+  return total;
+}
 
 /** BENCH_CPU_PROF=<dir>: a V8 CPU profile of each measured step is written there. */
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
@@ -147,8 +175,8 @@ async function measure<T>(name: string, watched: Watched, step: () => Promise<T>
   profiler.start();
   const bank = watched.bank === undefined ? [] : [watched.bank];
   const backends = await watched.backends();
-  const bankBefore = cpuOf(bank);
-  const databaseBefore = cpuOf(backends);
+  const bankBefore = cpuByPid(bank);
+  const databaseBefore = cpuByPid(backends);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let value: T;
@@ -158,9 +186,13 @@ async function measure<T>(name: string, watched: Watched, step: () => Promise<T>
     clearInterval(sampler);
   }
   const seconds = (performance.now() - started) / 1000;
+  const rssPeak = residentSet().peak;
   const cpu = process.cpuUsage(cpuBefore);
-  const bankCpuSeconds = cpuBetween(bankBefore, cpuOf(bank));
-  const databaseCpuSeconds = cpuBetween(databaseBefore, cpuOf(backends));
+  const bankCpuSeconds = cpuBetween(bankBefore, cpuByPid(bank));
+  const databaseCpuSeconds = cpuBetween(
+    databaseBefore,
+    cpuByPid([...new Set([...backends, ...(await watched.backends())])]),
+  );
   const collections = profiler.stop();
   if (session && PROFILE_DIR) {
     const { profile } = await session.post('Profiler.stop');
@@ -176,7 +208,7 @@ async function measure<T>(name: string, watched: Watched, step: () => Promise<T>
     value,
     seconds,
     rssBefore,
-    rssPeak: residentSet().peak,
+    rssPeak,
     heapBefore,
     heapPeak,
     rssPeakOwn,
@@ -581,7 +613,8 @@ function report(label: string, figures: Figures): void {
     `V8 heap ${mib(m.heapBefore)} → peak ${mib(m.heapPeak)}`;
   console.log(
     `\ndatabase: ${label}; paygate-bank in its own process; the platform in this one, workers off; ` +
-      `load average at the start ${figures.load.toFixed(1)} on ${availableParallelism()} CPUs`,
+      `load average at the start ${figures.load.toFixed(1)} on ${availableParallelism()} CPUs` +
+      (NODELAY ? '; WHAT-IF: TCP_NODELAY set on the SSH socket by the bench (BENCH_SEPA_TCP_NODELAY=1)' : ''),
   );
   console.log(
     '| step                                                       |      s | CPU s: platform |  bank | PostgreSQL | platform process memory |',
