@@ -23,10 +23,22 @@ export interface HostKey {
 
 export const HOST_KEY_FILE = 'ssh_host_ed25519_key';
 
+/**
+ * A new ed25519 key pair in OpenSSH format. ssh2's generator makes about one pair in 256 that its
+ * own parser then refuses (mscdex/ssh2#1513), so a pair is kept only once both halves parse.
+ */
+export function generateSshKeyPair(comment: string): { readonly private: string; readonly public: string } {
+  for (;;) {
+    const pair = utils.generateKeyPairSync('ed25519', { comment });
+    if (!(utils.parseKey(pair.private) instanceof Error) && !(utils.parseKey(pair.public) instanceof Error))
+      return pair;
+  }
+}
+
 export function ensureHostKey(dataDir: string): HostKey {
   const path = join(dataDir, HOST_KEY_FILE);
   if (!existsSync(path)) {
-    const pair = utils.generateKeyPairSync('ed25519', { comment: 'paygate-bank' });
+    const pair = generateSshKeyPair('paygate-bank');
     writeFileAtomic(`${path}.pub`, `${pair.public}\n`, { mode: 0o644 });
     writeFileAtomic(path, pair.private, { mode: 0o600 });
   }

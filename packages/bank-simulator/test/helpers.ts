@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writePain001, type CreditTransfer } from '@paygate/iso20022';
 import ssh2, { type Client as SshClient, type SFTPWrapper } from 'ssh2';
-import { fingerprintOf } from '../src/keys.js';
+import { fingerprintOf, generateSshKeyPair } from '../src/keys.js';
 
-const { Client, utils } = ssh2;
+const { Client } = ssh2;
 
 export const BIN = fileURLToPath(new URL('../bin/paygate-bank.js', import.meta.url));
 
@@ -19,7 +19,7 @@ export function tempDir(): { dir: string; remove: () => void } {
 
 /** A fresh client key pair; the public key written as an OpenSSH `.pub` file. */
 export function clientKey(dir: string, name = 'client'): { privateKey: string; publicFile: string } {
-  const pair = utils.generateKeyPairSync('ed25519', { comment: name });
+  const pair = generateSshKeyPair(name);
   const publicFile = join(dir, `${name}.pub`);
   writeFileSync(publicFile, `${pair.public}\n`);
   writeFileSync(join(dir, name), pair.private, { mode: 0o600 });

@@ -9,17 +9,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import ssh2 from 'ssh2';
 import { ConfigError, parseConfig } from '../src/config.js';
+import { sshKeyPair } from './sshd-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paygate-sepa-settings-'));
 const file = (name: string, text: string) => {
   writeFileSync(join(dir, name), text);
   return join(dir, name);
 };
-const pair = ssh2.utils.generateKeyPairSync('ed25519');
-const keyFile = file('id_ed25519', pair.private);
-const publicFile = file('id_ed25519.pub', pair.public);
+const pair = sshKeyPair();
+const keyFile = file('id_ed25519', pair.privateKey);
+const publicFile = file('id_ed25519.pub', pair.publicKey);
 
 const channel = (overrides: Record<string, unknown> = {}) => ({
   name: 'bank',

@@ -25,14 +25,20 @@ import ssh2 from 'ssh2';
 export const SSHD = '/usr/sbin/sshd';
 export const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
 
-/** A key pair in OpenSSH format, and the public key's fingerprint as `ssh-keygen -lf` prints it. */
+/**
+ * A key pair in OpenSSH format, and the public key's fingerprint as `ssh-keygen -lf` prints it.
+ * ssh2's generator makes about one ed25519 pair in 256 that its own parser refuses
+ * (mscdex/ssh2#1513): such a pair is made again.
+ */
 export function sshKeyPair(): { privateKey: string; publicKey: string; fingerprint: string } {
-  const pair = ssh2.utils.generateKeyPairSync('ed25519');
-  const parsed = ssh2.utils.parseKey(pair.public);
-  const key = Array.isArray(parsed) ? parsed[0] : parsed;
-  if (!key || key instanceof Error) throw new Error('a generated key does not parse');
-  const fingerprint = `SHA256:${createHash('sha256').update(key.getPublicSSH()).digest('base64').replace(/=+$/, '')}`;
-  return { privateKey: pair.private, publicKey: pair.public, fingerprint };
+  for (;;) {
+    const pair = ssh2.utils.generateKeyPairSync('ed25519');
+    const parsed = ssh2.utils.parseKey(pair.public);
+    const key = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (!key || key instanceof Error || ssh2.utils.parseKey(pair.private) instanceof Error) continue;
+    const fingerprint = `SHA256:${createHash('sha256').update(key.getPublicSSH()).digest('base64').replace(/=+$/, '')}`;
+    return { privateKey: pair.private, publicKey: pair.public, fingerprint };
+  }
 }
 
 export async function freePort(): Promise<number> {

@@ -187,6 +187,10 @@ export class SftpSession {
         authHandler: ['publickey'],
         keepaliveInterval: 15_000,
       });
+      // SFTP is request and answer, 32 KiB at a time: without TCP_NODELAY each small request
+      // waits on Nagle's algorithm for the previous answer's ACK (40-100 ms each; a 7 MiB
+      // status file took 21 s to read instead of 0.3 s).
+      client.setNoDelay(true);
     });
   }
 
