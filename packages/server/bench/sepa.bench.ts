@@ -23,10 +23,6 @@
 //       garbage collection, from v8.GCProfiler, and samples every 10 ms).
 // A warm-up file of 20 payouts goes the whole way first (connection, XSD load, JIT), not measured.
 //
-// BENCH_SEPA_TCP_NODELAY=1 is a what-if, off by default: the bench sets TCP_NODELAY on every SSH
-// client socket of this process (ssh2's Client.setNoDelay) — what sftp.ts does not do today, so
-// that each SFTP request waits out Nagle's algorithm against the peer's delayed ACK; the figures
-// then show what (b) would be with that one line in the connector.
 // BENCH_SEPA_PAYOUTS=1000 makes a smoke run (its figures are printed, the verdicts need 10,000);
 // BENCH_DATABASE=postgres|pglite runs one database only; BENCH_CPU_PROF=<dir> writes a CPU profile
 // of each measured step there. Nothing here asserts a time.
@@ -39,7 +35,6 @@ import { join } from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type CamtEntry, writeCamt054, writePain002 } from '@paygate/iso20022';
-import ssh2 from 'ssh2';
 import { parseConfig } from '../src/config.js';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, type FileStepOptions, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
@@ -63,17 +58,6 @@ const AMOUNT = '10.00';
 const IBANS = ['FR1420041010050500013M02606', 'DE02120300000000202051', 'NL91ABNA0417164300', 'BE68539007547034'];
 const NAMES = ['José Müller & Søn', 'Zoë Ærøskøbing–Straße', 'Ana Souza', "O'Brien (Ltd.) #42", 'Łukasz Żółć'];
 const MASTER_KEY = Buffer.alloc(32, 13).toString('base64');
-
-const NODELAY = process.env.BENCH_SEPA_TCP_NODELAY === '1';
-if (NODELAY) {
-  // The what-if above: ssh2 is one module instance, so the connector's session gets it too.
-  const { connect } = ssh2.Client.prototype;
-  ssh2.Client.prototype.connect = function (this: InstanceType<typeof ssh2.Client>, config) {
-    const client = connect.call(this, config);
-    this.setNoDelay(true);
-    return client;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
@@ -231,24 +215,9 @@ interface Bank {
   readonly channel: Record<string, unknown>;
 }
 
-/**
- * The platform's SSH key pair. ssh2's ed25519 key generation drops a public key's leading zero
- * bytes (about one key in 256 then does not parse: mscdex/ssh2#1513), which the fixture refuses;
- * another key is made then.
- */
-function platformKeyPair(): ReturnType<typeof sshKeyPair> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return sshKeyPair();
-    } catch (error) {
-      if (attempt >= 10) throw error;
-    }
-  }
-}
-
 /** `paygate-bank` as its own process on free ports, the platform's public key its authorized key. */
 async function startBank(dir: string): Promise<Bank> {
-  const keys = platformKeyPair();
+  const keys = sshKeyPair();
   const privateKeyFile = join(dir, 'platform_ed25519');
   writeFileSync(privateKeyFile, keys.privateKey, { mode: 0o600 });
   writeFileSync(`${privateKeyFile}.pub`, `${keys.publicKey}\n`);
@@ -628,8 +597,7 @@ function report(label: string, figures: Figures): void {
     `V8 heap ${mib(m.heapBefore)} → peak ${mib(m.heapPeak)}`;
   console.log(
     `\ndatabase: ${label}; paygate-bank in its own process; the platform in this one, workers off; ` +
-      `load average at the start ${figures.load.toFixed(1)} on ${availableParallelism()} CPUs` +
-      (NODELAY ? '; WHAT-IF: TCP_NODELAY set on the SSH socket by the bench (BENCH_SEPA_TCP_NODELAY=1)' : ''),
+      `load average at the start ${figures.load.toFixed(1)} on ${availableParallelism()} CPUs`,
   );
   console.log(
     '| step                                                       |      s | CPU s: platform |  bank | PostgreSQL | platform process memory |',
