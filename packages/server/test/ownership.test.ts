@@ -33,7 +33,13 @@ const OWNERS: Readonly<Record<string, string>> = {
  * Generic statement helpers that take the table from their caller (`countRows({ from: 'payments' })`,
  * `statusTotals(db, 'payouts', …)`): the caller, found by the literal it passes, must own the table.
  */
-const GENERIC_HELPERS = ['db/paging.ts', 'db/order-lookups.ts', 'db/order-polls.ts', 'db/vacuum.ts'];
+const GENERIC_HELPERS = [
+  'db/paging.ts',
+  'db/order-lookups.ts',
+  'db/order-polls.ts',
+  'db/order-search.ts',
+  'db/vacuum.ts',
+];
 
 const SRC = new URL('../src/', import.meta.url).pathname;
 const MIGRATIONS = new URL('../migrations/', import.meta.url).pathname;

@@ -14,7 +14,8 @@ import type { Config } from '../../config.js';
 import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
 import { perTurnLoader } from '../../db/per-turn.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
+import type { OrderListFilters, StatusTotal } from '../../db/paging.js';
+import type { SearchFilters, SearchTable } from '../../db/order-search.js';
 import {
   type ClaimedPoll,
   claimDuePolls,
@@ -189,7 +190,13 @@ const LOCK_PAYMENT = {
 } as const;
 
 /** Payments as their list and count read them. */
-const PAYMENT_ORDERS: OrderTable = { table: 'payments', columns: PAYMENT_COLUMNS, statuses: PAYMENT_STATUSES };
+const PAYMENT_ORDERS: SearchTable = {
+  table: 'payments',
+  columns: PAYMENT_COLUMNS,
+  statuses: PAYMENT_STATUSES,
+  nameColumn: 'payer_name',
+  documentColumn: 'payer_document',
+};
 
 /** Payment orders: create, read, list, cancel, update, and the channel's state changes. */
 export class Payments {
@@ -427,6 +434,17 @@ export class Payments {
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
   list(merchantId: bigint, filters: OrderListFilters): Promise<{ items: PaymentView[]; nextCursor: string | null }> {
     return this.reads.list(merchantId, filters);
+  }
+
+  /**
+   * The portal's search: payments an order number, merchant order number, payer name or document
+   * number, or amount finds (db/order-search.ts), within the list filters, newest first.
+   */
+  search(
+    merchantId: bigint,
+    filters: SearchFilters,
+  ): Promise<{ items: PaymentView[]; nextCursor: string | null; total: number }> {
+    return this.reads.search(merchantId, filters);
   }
 
   /** How many payments `list` would page through with these filters. */

@@ -15,7 +15,8 @@ import {
 import type { Config } from '../../config.js';
 import { type Db, prepared, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
+import type { OrderListFilters, StatusTotal } from '../../db/paging.js';
+import type { SearchFilters, SearchTable } from '../../db/order-search.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
 import {
   DomainError,
@@ -103,7 +104,13 @@ const READ_PAYOUT = {
 } as const;
 
 /** Payouts as their list and count read them. */
-const PAYOUT_ORDERS: OrderTable = { table: 'payouts', columns: PAYOUT_COLUMNS, statuses: PAYOUT_STATUSES };
+const PAYOUT_ORDERS: SearchTable = {
+  table: 'payouts',
+  columns: PAYOUT_COLUMNS,
+  statuses: PAYOUT_STATUSES,
+  nameColumn: 'payee_name',
+  documentColumn: 'payee_document',
+};
 
 /** Payout orders: create (reserving amount + fee), confirm, update, read, and the channel's moves. */
 export class Payouts {
@@ -301,6 +308,17 @@ export class Payouts {
   /** Newest first, filtered by status and creation time (Unix ms, inclusive), with a cursor. */
   list(merchantId: bigint, filters: OrderListFilters): Promise<{ items: PayoutView[]; nextCursor: string | null }> {
     return this.reads.list(merchantId, filters);
+  }
+
+  /**
+   * The portal's search: payouts an order number, merchant order number, payee name or document
+   * number, or amount finds (db/order-search.ts), within the list filters, newest first.
+   */
+  search(
+    merchantId: bigint,
+    filters: SearchFilters,
+  ): Promise<{ items: PayoutView[]; nextCursor: string | null; total: number }> {
+    return this.reads.search(merchantId, filters);
   }
 
   /** How many payouts `list` would page through with these filters. */

@@ -15,6 +15,9 @@ import { type PortalAccounts, type PortalSession, sameToken } from './service.js
 import { readCookie, sessionCookie } from './cookies.js';
 import { csvRow } from './csv.js';
 import { RESEND_FAILED_MAX } from '../webhooks/service.js';
+import { SEARCH_MAX } from '../../db/order-search.js';
+import { CURRENCIES } from '../../catalog.js';
+import { PAYOUT_REPORT_HEADER, payoutReportRow } from './reports.js';
 import { assertOrderNo, type OrderPageServices, paymentDetail, payoutDetail, refFromText } from './orders.js';
 
 declare module 'fastify' {
@@ -69,8 +72,13 @@ function checkOrigin(request: FastifyRequest, publicUrl: string): void {
 
 // List filters are the merchant API's (parseQuery: unknown, repeated and empty parameters are
 // refused); the order number box takes a platform or merchant order number.
-const orderListQuery = listQuery.extend({ orderNo: z.string().trim().pipe(merchantOrderNo).optional() });
-const ORDER_LIST_PARAMETERS = ['status', 'from', 'to', 'orderNo', 'pageSize', 'cursor'];
+// `q` searches (db/order-search.ts): an order number, a merchant order number, a payer's or
+// payee's name or document number, or an amount.
+const orderListQuery = listQuery.extend({
+  orderNo: z.string().trim().pipe(merchantOrderNo).optional(),
+  q: z.string().max(SEARCH_MAX).optional(),
+});
+const ORDER_LIST_PARAMETERS = ['status', 'from', 'to', 'orderNo', 'q', 'pageSize', 'cursor'];
 
 const ledgerQuery = listQuery.omit({ status: true }).extend({ currency: z.string().max(3).optional() });
 const LEDGER_PARAMETERS = ['currency', 'from', 'to', 'pageSize', 'cursor'];
@@ -97,6 +105,13 @@ const simulatePaymentBody = z
 const simulatePayoutBody = simulatePaymentBody.omit({ failureReason: true });
 /** A body that must be the empty object. */
 const emptyBody = z.object({}).strict();
+
+/** The payouts report's period (Unix ms; the last 31 days by default) and currency. */
+const reportQuery = z.object({
+  from: unixMsParam.optional(),
+  to: unixMsParam.optional(),
+  currency: z.string().max(3).optional(),
+});
 
 /** Rows a CSV export holds at most; the portal says so next to the button. */
 export const EXPORT_MAX_ROWS = 50_000;
@@ -227,6 +242,12 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
         (q.to === undefined || item.createdAt <= q.to);
       return { items: matches ? [item] : [], nextCursor: null };
     };
+    const searchFilters = (q: z.output<typeof orderListQuery>) => {
+      if (q.orderNo !== undefined) {
+        throw validationFailed([{ field: 'q', message: 'give q or orderNo, not both (q finds order numbers too)' }]);
+      }
+      return { ...listFilters(q), q: q.q ?? '' };
+    };
     const listFilters = (q: z.output<typeof orderListQuery>) => ({
       status: q.status,
       from: q.from,
@@ -238,6 +259,7 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
     auth.get('/payments', async (request) => {
       const merchantId = sessionOf(request).merchant.id;
       const q = parseInput(orderListQuery, queryOf(request, ORDER_LIST_PARAMETERS));
+      if (q.q !== undefined) return success(await services.payments.search(merchantId, searchFilters(q)));
       if (q.orderNo !== undefined) {
         checkTimeRange(q);
         const ref = refFromText(q.orderNo, 'PAYMENT');
@@ -254,6 +276,7 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
     auth.get('/payouts', async (request) => {
       const merchantId = sessionOf(request).merchant.id;
       const q = parseInput(orderListQuery, queryOf(request, ORDER_LIST_PARAMETERS));
+      if (q.q !== undefined) return success(await services.payouts.search(merchantId, searchFilters(q)));
       if (q.orderNo !== undefined) {
         checkTimeRange(q);
         const ref = refFromText(q.orderNo, 'PAYOUT');
@@ -324,6 +347,37 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
       return success(await services.rejectedRequests.list(sessionOf(request).merchant.id));
     });
 
+    // The payouts report: every payout created in a period, with its fee and its return.
+    auth.get('/payouts/report.csv', async (request, reply) => {
+      const merchantId = sessionOf(request).merchant.id;
+      const q = parseInput(reportQuery, queryOf(request, ['from', 'to', 'currency']));
+      const to = q.to ?? services.now();
+      const from = q.from ?? to - 31 * DAY_MS;
+      checkTimeRange({ from, to });
+      if (to - from > 366 * DAY_MS) throw validationFailed([{ field: 'from', message: 'at most 366 days before to' }]);
+      if (q.currency !== undefined && !CURRENCIES.has(q.currency)) {
+        throw validationFailed([{ field: 'currency', message: `one of ${[...CURRENCIES.keys()].join(', ')}` }]);
+      }
+      let csv = csvRow(PAYOUT_REPORT_HEADER);
+      let cursor: string | undefined;
+      for (let rows = 0; rows < EXPORT_MAX_ROWS;) {
+        const page = await services.payouts.list(merchantId, { from, to, pageSize: 100, cursor });
+        for (const payout of page.items) {
+          if (q.currency === undefined || payout.currency === q.currency) csv += csvRow(payoutReportRow(payout));
+        }
+        rows += page.items.length;
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header(
+          'content-disposition',
+          `attachment; filename="payouts-${q.currency ?? 'all'}-${day(from)}-to-${day(to)}.csv"`,
+        )
+        .send(csv);
+    });
     registerEventRoutes(auth, services);
     registerOverviewRoutes(auth, services);
     registerOrderActionRoutes(auth, services);
