@@ -1,6 +1,6 @@
 import { API_BASE, api, queryString } from '../api';
 import { ErrorAlert, Loading, PageHeading, TableWrap, Time, useAsync } from '../components';
-import { CURRENCIES } from '../format';
+import { CURRENCIES, formatMoney } from '../format';
 import { FilterForm, listQuery, Pager, useListState } from '../lists';
 import { Link, usePageTitle } from '../router';
 import type { Balance, LedgerEntry, Page } from '../types';
@@ -15,7 +15,10 @@ export function BalancesPage() {
   const balances = useAsync(() => api.get<Balance[]>('/balances'), []);
   const list = useListState();
   const entries = useAsync(
-    () => api.get<Page<LedgerEntry>>(`/ledger${listQuery({ ...list.filters, status: '', orderNo: '' }, list.cursor)}`),
+    () =>
+      api.get<Page<LedgerEntry>>(
+        `/ledger${listQuery({ ...list.filters, status: '', orderNo: '', q: '' }, list.cursor)}`,
+      ),
     [list.key, list.cursor],
   );
   const exportHref = `${API_BASE}/ledger/export.csv${queryString({
@@ -50,9 +53,9 @@ export function BalancesPage() {
                   <tr key={b.currency}>
                     <th scope="row">{b.currency}</th>
                     <td className="num" data-testid={`available-${b.currency}`}>
-                      {b.available}
+                      {formatMoney(b.available, b.currency)}
                     </td>
-                    <td className="num">{b.reserved}</td>
+                    <td className="num">{formatMoney(b.reserved, b.currency)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -113,7 +116,7 @@ export function BalancesPage() {
                         <td>{ACCOUNT_NAMES[e.account] ?? e.account}</td>
                         <td className={`num ${e.side === 'credit' ? 'credit' : 'debit'}`}>
                           {e.side === 'credit' ? '+' : ''}
-                          {e.amount} {e.currency}
+                          {formatMoney(e.amount, e.currency)}
                           <span className="visually-hidden"> ({e.side})</span>
                         </td>
                         <td className="mono small">{e.reference}</td>
