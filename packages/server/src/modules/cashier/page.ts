@@ -11,7 +11,6 @@ export interface CashierPage {
   readonly open: boolean;
   readonly values?: { name: string; documentNumber: string };
   readonly errors?: readonly FieldError[];
-  readonly environment: string;
   /**
    * A Pix payment's copy-and-paste code (the provider's `pixCopiaECola`, or the sandbox's own BR
    * Code) and its QR code as an SVG drawn by the `qrcode` library; shown while the payment is open.

@@ -181,7 +181,6 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
       merchantName: loaded.merchantName,
       payment: loaded.payment,
       open: isOpen(loaded.payment),
-      environment: services.config.environment,
       ...(loaded.pix ? { pix: loaded.pix } : {}),
       payerOnly: loaded.payment.payerAction.kind !== 'redirect',
       messages: language.messages,
