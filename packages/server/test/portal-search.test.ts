@@ -67,6 +67,7 @@ for (const database of databases()) {
         },
       );
       await pay('open', { amount: '33.30', merchantOrderNo: 'SHOP-1003' });
+      await pay('big', { amount: '1234.50' });
 
       await fund(platform, merchant, '1000.00');
       const payout = async (key: string, overrides: Record<string, unknown>, steps: string[]) => {
@@ -134,6 +135,9 @@ for (const database of databases()) {
       assert.deepEqual((await search('payments', '10.00')).orderNos, orderNos('maria', 'mx'));
       assert.deepEqual((await search('payments', '250,75')).orderNos, orderNos('joao'));
       assert.deepEqual((await search('payments', '33.3')).orderNos, orderNos('open'));
+      for (const typed of ['1234.5', '1.234,50', '1,234.50']) {
+        assert.deepEqual((await search('payments', typed)).orderNos, orderNos('big'), typed);
+      }
       assert.deepEqual((await search('payments', '10', '&status=SUCCEEDED')).orderNos, orderNos('maria', 'mx'));
       assert.deepEqual((await search('payments', '33.30', '&status=SUCCEEDED')).orderNos, []);
       const future = Date.now() + 86_400_000;

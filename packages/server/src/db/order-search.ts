@@ -53,9 +53,7 @@ function searchConditions(orders: SearchTable, q: string, params: unknown[]): st
       `upper(regexp_replace(${orders.documentColumn}, '[^0-9A-Za-z]', '', 'g')) = ${add(document)} AND ${orders.documentColumn} IS NOT NULL`,
     );
   }
-  const amount = /^([0-9]{1,15})(?:[.,]([0-9]{1,4}))?$/.exec(q);
-  if (amount) {
-    const [, units = '', fraction = ''] = amount;
+  for (const [units, fraction] of amountReadings(q)) {
     const byScale = new Map<number, string[]>();
     for (const currency of CURRENCIES.keys()) {
       const scale = scaleOf(currency);
@@ -69,6 +67,22 @@ function searchConditions(orders: SearchTable, q: string, params: unknown[]): st
     }
   }
   return conditions;
+}
+
+/**
+ * The amounts a text may be, as [units, fraction digits]: a decimal with a point or a comma
+ * (`10`, `10.5`, `10,50`), and a number with thousands groups in either convention (`1.234,50`,
+ * `1,234.50`). `1,500` is read both ways (1.5 and 1500): a search may find a little more, never less.
+ */
+export function amountReadings(q: string): [string, string][] {
+  const readings: [string, string][] = [];
+  const plain = /^([0-9]{1,15})(?:[.,]([0-9]{1,4}))?$/.exec(q);
+  if (plain) readings.push([plain[1] as string, plain[2] ?? '']);
+  const grouped = /^([0-9]{1,3}(?:([.,])[0-9]{3})(?:\2[0-9]{3}){0,3})(?:[.,]([0-9]{1,4}))?$/.exec(q);
+  if (grouped && (grouped[3] === undefined || !q.slice(-(grouped[3].length + 1)).startsWith(grouped[2] as string))) {
+    readings.push([(grouped[1] as string).replace(/[.,]/g, ''), grouped[3] ?? '']);
+  }
+  return readings;
 }
 
 /**
