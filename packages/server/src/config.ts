@@ -24,6 +24,11 @@ export interface Config {
   readonly dataDir: string;
   /** A PostgreSQL URL; when absent the embedded PGlite database in `dataDir` is used. */
   readonly databaseUrl: string | undefined;
+  /**
+   * `PAYGATE_EMBEDDED_PRODUCTION`: production may run on the embedded database (one process, no
+   * replica; backed up with `paygate backup`). Without it production needs `DATABASE_URL`.
+   */
+  readonly embeddedProduction: boolean;
   /** Connections each process keeps to PostgreSQL at most. */
   readonly databasePoolSize: number;
   /** Milliseconds to wait for a new PostgreSQL connection before failing. */
@@ -141,6 +146,7 @@ const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
     .optional(),
+  PAYGATE_EMBEDDED_PRODUCTION: bool.default(false),
   PAYGATE_DATABASE_POOL: z.coerce.number().int().min(1).max(500).default(20),
   PAYGATE_DATABASE_CONNECT_TIMEOUT: duration.default(5_000),
   PAYGATE_DATABASE_STATEMENT_TIMEOUT: durationOrZero.default(30_000),
@@ -238,6 +244,7 @@ export function parseConfig(
     publicUrlGiven: e.PAYGATE_PUBLIC_URL?.replace(/\/$/, ''),
     dataDir,
     databaseUrl: e.DATABASE_URL,
+    embeddedProduction: e.PAYGATE_EMBEDDED_PRODUCTION,
     databasePoolSize: e.PAYGATE_DATABASE_POOL,
     databaseConnectTimeoutMs: e.PAYGATE_DATABASE_CONNECT_TIMEOUT,
     databaseStatementTimeoutMs: e.PAYGATE_DATABASE_STATEMENT_TIMEOUT,
@@ -262,6 +269,18 @@ export function parseConfig(
     logLevel: e.LOG_LEVEL,
     ...overrides,
   };
+  // The embedded database is one process with no replica: production runs on it only when the
+  // operator says so (`memory://` is the tests' database, never a deployment's).
+  if (
+    config.environment === 'production' &&
+    config.databaseUrl === undefined &&
+    config.dataDir !== 'memory://' &&
+    !config.embeddedProduction
+  ) {
+    throw new ConfigError(
+      'invalid configuration: production needs DATABASE_URL (PostgreSQL); to run production on the embedded database (one process, no replica; back it up with paygate backup) set PAYGATE_EMBEDDED_PRODUCTION=true',
+    );
+  }
   return Object.freeze(config);
 }
 

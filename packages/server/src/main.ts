@@ -18,6 +18,13 @@ async function main(): Promise<void> {
     { url: platform.url, environment: config.environment, database: config.databaseUrl ? 'postgres' : 'pglite' },
     'paygate listening',
   );
+  if (config.environment === 'production' && config.databaseUrl === undefined) {
+    // Said once, at start: the operator chose this (PAYGATE_EMBEDDED_PRODUCTION=true).
+    platform.app.log.warn(
+      { dataDir: config.dataDir },
+      'production on the embedded database: one process, no replica or failover; take backups with npx paygate backup --out FILE (docs/operations.md, "The embedded database")',
+    );
+  }
   const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
   if (endOfLife) platform.app.log.warn({ node: process.version }, endOfLife);
   let stopping = false;

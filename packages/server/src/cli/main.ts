@@ -23,6 +23,11 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate events resend --event-id EVT [--json]       deliver a webhook event again (same id and body, fresh signature)
   paygate worker                                      run the webhook dispatcher as its own process (needs DATABASE_URL)
   paygate migrate [--json]                            apply the database migrations this build has, then exit
+  paygate backup --out FILE [--json]                  an online backup of the running server's embedded database
+        (consistent: every transaction committed before it; gzip tar, mode 0600; never overwrites FILE)
+  paygate restore --from FILE [--replace] [--json]    put a backup in place as PAYGATE_DATA_DIR's embedded database,
+        with the server stopped (refused while the directory is in use; a database already there
+        is refused, or with --replace kept as pgdata.replaced-<time>)
   paygate reconcile --channel NAME --file FILE.csv [--date YYYY-MM-DD] [--json]
         compare a channel's daily settlement file with the books (needs the database, like migrate);
         exit 0 when clean, 1 when an order is missing on either side or its amount or status differs
@@ -57,14 +62,31 @@ function readKey(value: string): string {
 }
 
 interface Operator {
+  /** Where the server is and the token the command presents. */
+  readonly target: { readonly url: string; readonly token: string };
   call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
+  /** The line a refused request becomes. */
+  refusal(response: Response): Promise<CliError>;
 }
 
 function operator(env: NodeJS.ProcessEnv): Operator {
-  const config = parseConfig(env);
+  // The operator API is the same in both environments: the command needs only where the server
+  // and its token are, not what production requires of a server (its master key, its database).
+  const config = parseConfig({ ...env, PAYGATE_ENV: env.PAYGATE_ENV === 'production' ? undefined : env.PAYGATE_ENV });
   const url = env.PAYGATE_URL ?? readServerInfo(config)?.url ?? `http://${config.host}:${config.port}`;
   const token = adminToken(config);
+  const refusal = async (response: Response): Promise<CliError> => {
+    const payload = (await response.json().catch(() => ({}))) as {
+      msg?: string;
+      message?: string;
+      errors?: unknown;
+    };
+    const detail = payload.errors ? ` ${JSON.stringify(payload.errors)}` : '';
+    return new CliError(`${payload.msg ?? response.status}: ${payload.message ?? 'request failed'}${detail}`);
+  };
   return {
+    target: { url, token },
+    refusal,
     async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
       let response: Response;
       try {
@@ -82,16 +104,9 @@ function operator(env: NodeJS.ProcessEnv): Operator {
           cause: error,
         });
       }
-      const payload = (await response.json().catch(() => ({}))) as {
-        msg?: string;
-        message?: string;
-        data?: T;
-        errors?: unknown;
-      };
-      if (!response.ok || payload.msg !== 'SUCCESS') {
-        const detail = payload.errors ? ` ${JSON.stringify(payload.errors)}` : '';
-        throw new CliError(`${payload.msg ?? response.status}: ${payload.message ?? 'request failed'}${detail}`);
-      }
+      if (!response.ok) throw await refusal(response);
+      const payload = (await response.json().catch(() => ({}))) as { msg?: string; data?: T };
+      if (payload.msg !== 'SUCCESS') throw new CliError(`${payload.msg ?? response.status}: request failed`);
       return payload.data as T;
     },
   };
@@ -126,6 +141,8 @@ const STRING_OPTIONS = [
   'order-no',
   'file',
   'date',
+  'out',
+  'from',
 ];
 
 /**
@@ -164,6 +181,9 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       'order-no': { type: 'string' },
       file: { type: 'string' },
       date: { type: 'string' },
+      out: { type: 'string' },
+      from: { type: 'string' },
+      replace: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -193,6 +213,22 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       (line) => process.stdout.write(`${line}\n`),
     );
     if (!clean) process.exitCode = 1;
+    return;
+  }
+  if (group === 'restore') {
+    // Direct to the data directory, for a stopped server (it takes the directory's lock).
+    const { runRestore } = await import('./restore.js');
+    const report = await runRestore(env, required(values, 'from'), values.replace === true);
+    if (json) return print(report, true);
+    const lines = [
+      `restored ${values.from} into ${report.dataDir} (${report.migrations} migrations applied in it)`,
+      ...(report.replaced ? [`the database that was there is kept in ${report.replaced}`] : []),
+      ...(report.pending.length > 0
+        ? [`the next start applies ${report.pending.length} newer migration(s): ${report.pending.join(', ')}`]
+        : []),
+      "start the server with the master key of the backed-up server (PAYGATE_MASTER_KEY or PAYGATE_MASTER_KEY_FILE; in the sandbox, its data directory's master.key copied here)",
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
     return;
   }
   if (group === 'master-key' && command === 'generate') {
@@ -265,6 +301,15 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         })),
         false,
       );
+    }
+    case 'backup': {
+      const { runBackup } = await import('./backup.js');
+      const report = await runBackup(api.target, required(values, 'out'), (response) => api.refusal(response));
+      if (json) return print(report, true);
+      process.stdout.write(
+        `backup written to ${report.file} (${report.bytes} bytes in ${report.seconds} s); restore it with paygate restore --from ${report.file}\n`,
+      );
+      return;
     }
     case 'channels sync':
       return print(await api.call('POST', '/channels/sync', { orderNo: required(values, 'order-no') }), json);
