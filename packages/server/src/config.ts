@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
@@ -55,6 +56,11 @@ export interface Config {
   readonly webhookRetrySchedule: readonly number[];
   /** Whether webhooks may go to loopback and private addresses. */
   readonly webhookAllowPrivate: boolean;
+  /**
+   * `PAYGATE_WEBHOOK_EXTRA_CA`: certificates (PEM) trusted for webhook receivers besides the
+   * default ones, and the file they came from; none unless set.
+   */
+  readonly webhookExtraCa: { readonly file: string; readonly certificates: readonly string[] } | undefined;
   /** Deliveries each dispatcher process runs at once. */
   readonly webhookConcurrency: number;
   /** How long a PENDING payment waits for its payer, in milliseconds. */
@@ -161,6 +167,7 @@ const envSchema = z.object({
   PAYGATE_ADMIN_TOKEN: z.string().min(24).optional(),
   PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
+  PAYGATE_WEBHOOK_EXTRA_CA: z.string().optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
   PAYGATE_CHANNEL_POLL_AFTER: duration.default(60_000),
   PAYGATE_CHANNELS: z.string().optional(),
@@ -198,6 +205,34 @@ function readMasterKeyFile(path: string, cwd: string): string {
     throw refuse('must hold the base64 of 32 bytes (openssl rand -base64 32)');
   }
   return text;
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * The certificates of `PAYGATE_WEBHOOK_EXTRA_CA`: a PEM file of one or more certificates, each of
+ * which must parse (a file with none, or with a broken one, stops the start).
+ */
+function readExtraCa(path: string, cwd: string): { file: string; certificates: string[] } {
+  const file = isAbsolute(path) ? path : resolve(cwd, path);
+  const refuse = (problem: string) =>
+    new ConfigError(`invalid configuration: PAYGATE_WEBHOOK_EXTRA_CA ${file} ${problem}`);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw refuse(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const certificates = text.match(PEM_CERTIFICATE) ?? [];
+  if (certificates.length === 0) throw refuse('holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+  for (const certificate of certificates) {
+    try {
+      new X509Certificate(certificate);
+    } catch {
+      throw refuse('holds a certificate that does not parse');
+    }
+  }
+  return { file, certificates: certificates.map((certificate) => `${certificate}\n`) };
 }
 
 /**
@@ -258,6 +293,7 @@ export function parseConfig(
     adminToken: e.PAYGATE_ADMIN_TOKEN,
     webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
+    webhookExtraCa: e.PAYGATE_WEBHOOK_EXTRA_CA === undefined ? undefined : readExtraCa(e.PAYGATE_WEBHOOK_EXTRA_CA, cwd),
     paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
     channelPollAfterMs: e.PAYGATE_CHANNEL_POLL_AFTER,
     channels,

@@ -25,6 +25,12 @@ async function main(): Promise<void> {
       'production on the embedded database: one process, no replica or failover; take backups with npx paygate backup --out FILE (docs/operations.md, "The embedded database")',
     );
   }
+  if (config.webhookExtraCa) {
+    platform.app.log.info(
+      { file: config.webhookExtraCa.file, certificates: config.webhookExtraCa.certificates.length },
+      'webhook delivery also trusts the certificates in PAYGATE_WEBHOOK_EXTRA_CA',
+    );
+  }
   const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
   if (endOfLife) platform.app.log.warn({ node: process.version }, endOfLife);
   let stopping = false;
