@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 
 const ROOT = join(import.meta.dirname, '../../..');
 
@@ -40,6 +40,7 @@ case "$1" in
   paygate-merchant) shift; exec ${node} "${ROOT}/packages/merchant/src/cli/main.ts" "$@" ;;
   paygate) shift; exec ${node} "${ROOT}/packages/server/src/cli/main.ts" "$@" ;;
   paygate-pix) shift; exec ${node} "${ROOT}/packages/pix-simulator/src/main.ts" "$@" ;;
+  paygate-psp) shift; exec ${node} "${ROOT}/packages/psp-simulator/src/main.ts" "$@" ;;
   *) echo "walkthrough shim: npx $* is not known to the test" >&2; exit 127 ;;
 esac
 `,
@@ -66,14 +67,35 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-describe('docs/channels.md: the Pix production walkthrough, as printed', () => {
+/** What a walkthrough's shell printed, and the logs its background servers wrote. */
+interface Ran {
+  readonly output: () => string;
+  readonly logs: () => string;
+}
+
+describe('docs/channels.md: the production walkthroughs, as printed, after the quick start', () => {
   const dir = mkdtempSync(join(tmpdir(), 'paygate-walkthrough-'));
   const work = join(dir, 'shop');
   const bin = join(dir, 'bin');
-  let group: number | undefined;
+  const groups: number[] = [];
+  const document = readFileSync(join(ROOT, 'docs/channels.md'), 'utf8');
+  // What the quick start left in its terminal's directory, which no walkthrough may touch.
+  const quickStart = {
+    'merchant-keys/private.pem': 'the quick start private key\n',
+    'merchant-keys/public.pem': 'the quick start public key\n',
+    'merchant.json': '{"accessKey":"ak_test_quickstart"}\n',
+  };
+
+  before(() => {
+    mkdirSync(join(work, 'merchant-keys'), { recursive: true });
+    mkdirSync(bin);
+    shims(bin);
+    for (const [file, text] of Object.entries(quickStart)) writeFileSync(join(work, file), text);
+  });
+
   after(() => {
-    // Everything the walkthrough left running is in the process group of the shell that ran it.
-    if (group !== undefined) {
+    // Everything a walkthrough left running is in the process group of the shell that ran it.
+    for (const group of groups) {
       try {
         process.kill(-group, 'SIGKILL');
       } catch {
@@ -83,31 +105,16 @@ describe('docs/channels.md: the Pix production walkthrough, as printed', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs from the quick start terminal and ends with a verified webhook', async () => {
-    const ports = [8081, 9200, 9201, 4443];
+  /** Runs the section's shell blocks as one bash script in the quick start's directory and terminal. */
+  async function walkthrough(heading: string, blocks: number, ports: number[], logFiles: string[]): Promise<Ran> {
     const busy: number[] = [];
     for (const port of ports) if (!(await portFree(port))) busy.push(port);
     assert.deepEqual(busy, [], `the walkthrough's ports must be free: ${busy.join(', ')} in use`);
-
-    const blocks = shellBlocks(
-      readFileSync(join(ROOT, 'docs/channels.md'), 'utf8'),
-      '### A production walkthrough with `npx paygate-pix`',
-    );
-    assert.equal(blocks.length, 2, 'the walkthrough has its two shell blocks');
-    mkdirSync(work, { recursive: true });
-    mkdirSync(bin);
-    shims(bin);
-    // What the quick start left in its terminal's directory, which the walkthrough must not touch.
-    mkdirSync(join(work, 'merchant-keys'));
-    const quickStart = {
-      'merchant-keys/private.pem': 'the quick start private key\n',
-      'merchant-keys/public.pem': 'the quick start public key\n',
-      'merchant.json': '{"accessKey":"ak_test_quickstart"}\n',
-    };
-    for (const [file, text] of Object.entries(quickStart)) writeFileSync(join(work, file), text);
-    writeFileSync(join(work, 'walkthrough.sh'), blocks.join('\n'));
-
-    const shell = spawn('bash', ['-e', 'walkthrough.sh'], {
+    const script = shellBlocks(document, heading);
+    assert.equal(script.length, blocks, `${heading} has ${blocks} shell blocks`);
+    const file = `${ports[0]}.sh`;
+    writeFileSync(join(work, file), script.join('\n'));
+    const shell = spawn('bash', ['-e', file], {
       cwd: work,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -122,48 +129,93 @@ describe('docs/channels.md: the Pix production walkthrough, as printed', () => {
         PAYGATE_DATA_DIR: '',
         DATABASE_URL: '',
         PAYGATE_ENV: '',
-        LOG_LEVEL: 'info',
-        PIX_DATA_DIR: '',
         PAYGATE_PUBLIC_URL: '',
+        PIX_DATA_DIR: '',
+        PSP_DATA_DIR: '',
+        LOG_LEVEL: 'info',
       },
     });
-    group = shell.pid;
+    groups.push(shell.pid as number);
     let output = '';
     shell.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     shell.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     const status = await new Promise<number | null>((resolve) => shell.once('exit', resolve));
     const logs = () =>
-      ['platform-pix-live.log', 'pix-live.log']
-        .map((file) => {
+      logFiles
+        .map((log) => {
           try {
-            return `--- ${file}\n${readFileSync(join(work, file), 'utf8').slice(-3000)}`;
+            return `--- ${log}\n${readFileSync(join(work, log), 'utf8').slice(-3000)}`;
           } catch {
-            return `--- ${file}: none`;
+            return `--- ${log}: none`;
           }
         })
         .join('\n');
     assert.equal(status, 0, `the walkthrough failed:\n${output}\n${logs()}`);
+    for (const log of logFiles.filter((name) => name.startsWith('platform'))) {
+      assert.doesNotMatch(readFileSync(join(work, log), 'utf8'), /"level":(50|60)/, `${log} has no error`);
+    }
+    return { output: () => output, logs };
+  }
 
-    // The receiver: https with its certificate made into merchant-tls/ and its fingerprint printed.
+  /** Waits for the receiver to have printed `pattern`. */
+  async function printed(ran: Ran, pattern: RegExp): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (!pattern.test(ran.output())) {
+      assert.ok(Date.now() < deadline, `not printed: ${pattern}\n${ran.output()}\n${ran.logs()}`);
+      await sleep(200);
+    }
+  }
+
+  const fingerprintOf = (output: string) => /SHA-256 fingerprint ((?:[0-9A-F]{2}:){31}[0-9A-F]{2})/.exec(output)?.[1];
+  let receiverFingerprint: string | undefined;
+
+  function quickStartUntouched(): void {
+    for (const [file, text] of Object.entries(quickStart))
+      assert.equal(readFileSync(join(work, file), 'utf8'), text, file);
+  }
+
+  it('the psp walkthrough: a payment, a payout and its return, each webhook verified over https', async () => {
+    const ran = await walkthrough(
+      '## A production walkthrough with `npx paygate-psp`',
+      3,
+      [8082, 9100, 4444],
+      ['platform-live.log', 'psp-live.log'],
+    );
+    const output = ran.output();
+    assert.match(
+      output,
+      /certificate .*merchant-tls\/cert\.pem \(self-signed\), SHA-256 fingerprint ([0-9A-F]{2}:){31}[0-9A-F]{2}/,
+    );
+    assert.match(output, /listening on https:\/\/127\.0\.0\.1:4444/);
+    receiverFingerprint = fingerprintOf(output);
+    assert.match(output, /"status": "REFUNDED"/);
+    await printed(ran, /#\d+ verified PAYMENT SUCCEEDED evt_\S+: order P\S+ \(L-1\), BRL 10\.00/);
+    await printed(ran, /#\d+ verified PAYOUT SUCCEEDED evt_\S+: order W\S+ \(L-W1\), BRL 5\.00/);
+    await printed(ran, /#\d+ verified PAYOUT REFUNDED evt_\S+: order W\S+ \(L-W1\), BRL 5\.00/);
+    assert.equal(statSync(join(work, 'live-master.key')).mode & 0o777, 0o600);
+    quickStartUntouched();
+  });
+
+  it('the Pix walkthrough, after it in the same directory: a Pix paid at the provider, its webhook verified over https', async () => {
+    const ran = await walkthrough(
+      '### A production walkthrough with `npx paygate-pix`',
+      2,
+      [8081, 9200, 9201, 4443],
+      ['platform-pix-live.log', 'pix-live.log'],
+    );
+    const output = ran.output();
+    // The receiver's certificate of the psp walkthrough is reused: the same fingerprint.
     assert.match(
       output,
       /certificate .*merchant-tls\/cert\.pem \(self-signed\), SHA-256 fingerprint ([0-9A-F]{2}:){31}[0-9A-F]{2}/,
     );
     assert.match(output, /listening on https:\/\/127\.0\.0\.1:4443/);
-    // The payment settled through the provider, with the payer it reported.
+    if (receiverFingerprint) assert.equal(fingerprintOf(output), receiverFingerprint);
     assert.match(output, /"status": "SUCCEEDED"/);
     assert.match(output, /"documentNumber": "01234567890"/);
-    // ... and its webhook reached the receiver over https and was verified there.
-    const deadline = Date.now() + 30_000;
-    while (!/#1 verified PAYMENT SUCCEEDED evt_\S+: order P\S+ \(PIX-1\), BRL 10\.00/.test(output)) {
-      assert.ok(Date.now() < deadline, `no verified webhook:\n${output}\n${logs()}`);
-      await sleep(200);
-    }
-    // The master key was kept, readable by its owner alone; the quick start's files are untouched.
+    await printed(ran, /#1 verified PAYMENT SUCCEEDED evt_\S+: order P\S+ \(PIX-1\), BRL 10\.00/);
     assert.equal(statSync(join(work, 'pix-live-master.key')).mode & 0o777, 0o600);
-    for (const [file, text] of Object.entries(quickStart))
-      assert.equal(readFileSync(join(work, file), 'utf8'), text, file);
-    assert.doesNotMatch(readFileSync(join(work, 'platform-pix-live.log'), 'utf8'), /"level":(50|60)/);
+    quickStartUntouched();
   });
 });
 
