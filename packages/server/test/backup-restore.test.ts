@@ -80,6 +80,17 @@ describe('production on the embedded database', () => {
         .filter((line) => line.includes('production on the embedded database'));
       assert.equal(warnings.length, 1, platform.output());
       assert.equal((JSON.parse(warnings[0] as string) as { level: number }).level, 40);
+      // The start-up log says where everything is (issue 39, point 5).
+      const base = platform.url;
+      assert.ok(
+        platform
+          .output()
+          .includes(
+            `the merchant API is at ${base}/api/v1, the portal at ${base}/portal, the API reference at ${base}/docs; ` +
+              'npx paygate takes the operator token from PAYGATE_ADMIN_TOKEN',
+          ),
+        platform.output(),
+      );
     } finally {
       await stopSpawned(platform, 'SIGTERM');
     }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../config.js';
-import { adminToken, readServerInfo } from '../local-state.js';
+import { adminToken, adminTokenSource, readServerInfo, type ServerInfo } from '../local-state.js';
 import { CliError, reportFailure, takeDebugFlag } from './failure.js';
 
 const USAGE = `paygate: the Paygate operator command line (talks to the running server)
@@ -48,6 +48,7 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
 
 The server is found through PAYGATE_URL, or <PAYGATE_DATA_DIR>/server.json written at start-up,
 or http://HOST:PORT; the token through PAYGATE_ADMIN_TOKEN or <PAYGATE_DATA_DIR>/admin.token.
+Times are printed in ISO 8601 (UTC); with --json as the operator API gives them (milliseconds).
 A mistake is one line on stderr and a non-zero exit; --debug (anywhere) adds the trace.`;
 
 function readKey(value: string): string {
@@ -73,7 +74,8 @@ function operator(env: NodeJS.ProcessEnv): Operator {
   // The operator API is the same in both environments: the command needs only where the server
   // and its token are, not what production requires of a server (its master key, its database).
   const config = parseConfig({ ...env, PAYGATE_ENV: env.PAYGATE_ENV === 'production' ? undefined : env.PAYGATE_ENV });
-  const url = env.PAYGATE_URL ?? readServerInfo(config)?.url ?? `http://${config.host}:${config.port}`;
+  const local = readServerInfo(config);
+  const url = env.PAYGATE_URL ?? local?.url ?? `http://${config.host}:${config.port}`;
   const token = adminToken(config);
   const refusal = async (response: Response): Promise<CliError> => {
     const payload = (await response.json().catch(() => ({}))) as {
@@ -81,6 +83,7 @@ function operator(env: NodeJS.ProcessEnv): Operator {
       message?: string;
       errors?: unknown;
     };
+    if (response.status === 401) return new CliError(unauthorized(url, response, config, local));
     const detail = payload.errors ? ` ${JSON.stringify(payload.errors)}` : '';
     return new CliError(`${payload.msg ?? response.status}: ${payload.message ?? 'request failed'}${detail}`);
   };
@@ -112,13 +115,55 @@ function operator(env: NodeJS.ProcessEnv): Operator {
   };
 }
 
+/**
+ * Why the server refused the operator token, as far as the command can tell: the server that
+ * answered names itself (`Paygate-Server-Id`), and the data directory the token came from names
+ * the server that wrote it (`server.json`); when they differ, PAYGATE_URL and the token belong to
+ * different servers.
+ */
+function unauthorized(
+  url: string,
+  response: Response,
+  config: ReturnType<typeof parseConfig>,
+  local: ServerInfo | undefined,
+): string {
+  const source = adminTokenSource(config);
+  const answered = response.headers.get('paygate-server-id');
+  if (!config.adminToken && local?.serverId && answered && answered !== local.serverId) {
+    return (
+      `UNAUTHORIZED: ${url} is another server than the one whose operator token is in ${source} ` +
+      `(that one ran at ${local.url}, pid ${local.pid}): point PAYGATE_DATA_DIR at the data directory of the ` +
+      `server at ${url}, or PAYGATE_URL at ${local.url}, or set PAYGATE_ADMIN_TOKEN to that server's token`
+    );
+  }
+  const hint = config.adminToken
+    ? 'is it the PAYGATE_ADMIN_TOKEN that server was started with?'
+    : local
+      ? `is it the token that server was started with (PAYGATE_ADMIN_TOKEN)?`
+      : `no server has run from ${config.dataDir}: is PAYGATE_DATA_DIR the data directory of the server at ${url}?`;
+  return `UNAUTHORIZED: the server at ${url} refused the operator token from ${source}; ${hint}`;
+}
+
+/** Times as ISO 8601 for people: every `…At` member holding milliseconds, at any depth. */
+function readableTimes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(readableTimes);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, member]) => [
+      name,
+      name.endsWith('At') && typeof member === 'number' ? new Date(member).toISOString() : readableTimes(member),
+    ]),
+  );
+}
+
 function print(value: unknown, json: boolean): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(value)}\n`);
     return;
   }
-  if (Array.isArray(value)) console.table(value);
-  else process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const readable = readableTimes(value);
+  if (Array.isArray(readable)) console.table(readable);
+  else process.stdout.write(`${JSON.stringify(readable, null, 2)}\n`);
 }
 
 function required(values: Record<string, string | boolean | undefined>, name: string): string {

@@ -71,7 +71,19 @@ export async function onboardingView(
  * The operator API behind `npx paygate`: bearer-token protected, JSON in and out. The command
  * line talks to the running server through it, so it works the same over PGlite and PostgreSQL.
  */
-export function adminRoutes(admin: FastifyInstance, services: AdminServices, adminToken: string): void {
+export function adminRoutes(
+  admin: FastifyInstance,
+  services: AdminServices,
+  adminToken: string,
+  serverId?: string | undefined,
+): void {
+  // Every answer names the instance, a refusal too: `paygate` compares it with the server.json of
+  // the data directory its token came from.
+  if (serverId) {
+    admin.addHook('onSend', async (_request, reply) => {
+      reply.header('paygate-server-id', serverId);
+    });
+  }
   admin.addHook('onRequest', async (request: FastifyRequest) => {
     if (!tokenMatches(request.headers.authorization, adminToken)) throw unauthorized();
   });
