@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DomainError, unauthorized } from '../../errors.js';
@@ -180,6 +181,6 @@ export function adminRoutes(
       .type('application/gzip')
       .header('content-length', archive.size)
       .header('cache-control', 'no-store')
-      .send(Readable.fromWeb(archive.stream()));
+      .send(Readable.fromWeb(archive.stream() as WebReadableStream<Uint8Array>));
   });
 }
