@@ -231,7 +231,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     assert.ok(path);
     const { readFileSync } = await import('node:fs');
     const csv = readFileSync(path, 'utf8');
-    assert.match(csv, /^entryId,createdAt,currency,account,side,amount,transactionKind,reference,orderNo\r\n/);
+    assert.match(csv, /^entryId,createdAt,currency,account,amount,transactionKind,reference,orderNo\r\n/);
     assert.ok(csv.includes(`payment:${paidOrder.orderNo}:succeeded`));
     await screenshot(pageA, '08-balances');
   });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -19,6 +20,8 @@ export interface Platform {
   readonly app: FastifyInstance;
   readonly services: Services;
   readonly url: string;
+  /** This instance's id (`srv_…`, new at every start): `Paygate-Server-Id` of the operator API. */
+  readonly serverId: string;
   /** True from the start of a shutdown: `/readyz` answers 503 so that balancers move away. */
   readonly draining: boolean;
   /**
@@ -63,6 +66,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     throw error;
   }
   const config = requested.port === 0 ? withPort(requested, (server.address() as AddressInfo).port) : requested;
+  const serverId = `srv_${randomBytes(8).toString('hex')}`;
 
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let app: FastifyInstance | undefined;
@@ -94,6 +98,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     let closing = false;
     app = await buildApp(services, {
       adminToken: adminToken(config),
+      serverId,
       logger: options.logger ?? true,
       lifecycle: { isDraining: () => draining, isClosing: () => closing },
       serverFactory: (fastifyHandler) => {
@@ -137,6 +142,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
       app,
       services,
       url: `http://${host === '[::1]' ? '127.0.0.1' : host}:${address.port}`,
+      serverId,
       get draining() {
         return draining;
       },

@@ -114,10 +114,10 @@ export function BalancesPage() {
                         </td>
                         <td>{e.transactionKind.replace('_', ' ')}</td>
                         <td>{ACCOUNT_NAMES[e.account] ?? e.account}</td>
-                        <td className={`num ${e.side === 'credit' ? 'credit' : 'debit'}`}>
-                          {e.side === 'credit' ? '+' : ''}
+                        <td className={`num ${e.amount.startsWith('-') ? 'debit' : 'credit'}`}>
+                          {e.amount.startsWith('-') ? '' : '+'}
                           {formatMoney(e.amount, e.currency)}
-                          <span className="visually-hidden"> ({e.side})</span>
+                          <span className="visually-hidden"> ({e.amount.startsWith('-') ? 'debit' : 'credit'})</span>
                         </td>
                         <td className="mono small">{e.reference}</td>
                       </tr>

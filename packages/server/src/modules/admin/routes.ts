@@ -1,7 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { unauthorized } from '../../errors.js';
+import { DomainError, unauthorized } from '../../errors.js';
+import type { Db } from '../../db/db.js';
 import { success } from '../../http/errors.js';
 import type { Config } from '../../config.js';
 import { rawTarget } from '../../http/merchant-api.js';
@@ -47,6 +50,7 @@ export interface AdminServices extends ChannelServices {
   readonly merchants: Merchants;
   readonly portal: PortalAccounts;
   readonly webhooks: Webhooks;
+  readonly db: Db;
 }
 
 /** What `paygate merchant create --json` prints (decisions.md, Operator command line). */
@@ -68,7 +72,19 @@ export async function onboardingView(
  * The operator API behind `npx paygate`: bearer-token protected, JSON in and out. The command
  * line talks to the running server through it, so it works the same over PGlite and PostgreSQL.
  */
-export function adminRoutes(admin: FastifyInstance, services: AdminServices, adminToken: string): void {
+export function adminRoutes(
+  admin: FastifyInstance,
+  services: AdminServices,
+  adminToken: string,
+  serverId?: string | undefined,
+): void {
+  // Every answer names the instance, a refusal too: `paygate` compares it with the server.json of
+  // the data directory its token came from.
+  if (serverId) {
+    admin.addHook('onSend', async (_request, reply) => {
+      reply.header('paygate-server-id', serverId);
+    });
+  }
   admin.addHook('onRequest', async (request: FastifyRequest) => {
     if (!tokenMatches(request.headers.authorization, adminToken)) throw unauthorized();
   });
@@ -147,4 +163,24 @@ export function adminRoutes(admin: FastifyInstance, services: AdminServices, adm
   // under this instance's PAYGATE_MASTER_KEY (docs/operations.md, "Master key").
   admin.get('/master-key', async () => success(await services.platformKeys.masterKeyStatus()));
   admin.post('/master-key/reseal', async () => success(await services.platformKeys.resealUnderCurrentKey()));
+
+  // `paygate backup`: the embedded database's data directory, taken between transactions while
+  // the server serves (this process owns the directory, so the dump is taken here and streamed).
+  admin.get('/backup', async (request, reply) => {
+    const started = performance.now();
+    const dump = services.db.embeddedDump('gzip');
+    if (!dump) {
+      throw new DomainError(
+        'CONFLICT',
+        'this server runs on PostgreSQL: back it up with pg_dump or WAL archiving (docs/operations.md, "Backups and restore")',
+      );
+    }
+    const archive = await dump;
+    request.log.info({ bytes: archive.size, ms: Math.round(performance.now() - started) }, 'backup taken');
+    return reply
+      .type('application/gzip')
+      .header('content-length', archive.size)
+      .header('cache-control', 'no-store')
+      .send(Readable.fromWeb(archive.stream() as WebReadableStream<Uint8Array>));
+  });
 }
