@@ -136,22 +136,13 @@ export function merchantApiScope(
     }
   };
 
-  // A REST-style read of one order (`GET /api/v1/payments/P…`) is answered with where that read
-  // is, BEFORE the signature is verified (onRequest runs before the body is read and before the
-  // preHandler below). The answer depends on the path's shape alone, never on whether the order
-  // exists or who asks, and names only a path the public OpenAPI document lists: an
-  // unauthenticated hint leaks nothing. After verification it would help no one more, and it
-  // would send a newcomer probing with curl off to debug a 401 for a path that can never work.
-  api.addHook('onRequest', async (request) => {
-    if (!request.is404 || request.method !== 'GET') return;
-    const hint = restStyleHint(rawTarget(request).path);
-    if (hint !== undefined) throw new DomainError('NOT_FOUND', hint);
-  });
-  // The scope's hook also runs for the scope's not-found handler: every other unknown path and
-  // method is authenticated too, so that nothing tells an unauthenticated caller which routes exist.
+  // The scope's hook also runs for the scope's not-found handler: unknown paths and methods are
+  // authenticated too, so that nothing tells an unauthenticated caller which routes exist. A
+  // signed REST-style read of one order (`GET /api/v1/payments/P…`) is told where that read is.
   api.addHook('preHandler', authenticate);
-  api.setNotFoundHandler(async () => {
-    throw new DomainError('NOT_FOUND', 'no such endpoint');
+  api.setNotFoundHandler(async (request) => {
+    const hint = request.method === 'GET' ? restStyleHint(rawTarget(request).path) : undefined;
+    throw new DomainError('NOT_FOUND', hint ?? 'no such endpoint');
   });
   registerRoutes(api);
 }
