@@ -7,6 +7,10 @@ import { PaymentPage, PaymentsPage, PayoutPage, PayoutsPage } from './pages/orde
 import { EventsPage } from './pages/events';
 import { OverviewPage } from './pages/overview';
 import { RejectedPage } from './pages/rejected';
+import { AccountPage } from './pages/account';
+import { AuditPage } from './pages/audit';
+import { PeoplePage } from './pages/people';
+import { SessionContext } from './session';
 import { SetupPage, SignInPage } from './pages/auth';
 import { Link, match, navigate, useLocation } from './router';
 import type { Session } from './types';
@@ -64,9 +68,11 @@ export function App() {
     return <SignInPage onSignedIn={(session) => setState({ kind: 'signed-in', session })} />;
   }
   return (
-    <Shell session={state.session} onSignedOut={() => setState({ kind: 'signed-out' })}>
-      <Routes path={path} session={state.session} />
-    </Shell>
+    <SessionContext.Provider value={state.session}>
+      <Shell session={state.session} onSignedOut={() => setState({ kind: 'signed-out' })}>
+        <Routes path={path} session={state.session} />
+      </Shell>
+    </SessionContext.Provider>
   );
 }
 
@@ -85,6 +91,9 @@ function Routes({ path, session }: { path: string; session: Session }) {
     return <PayoutPage key={params.orderNo} orderNo={params.orderNo as string} sandbox={sandbox} />;
   if (path === '/balances') return <BalancesPage />;
   if (path === '/rejected' && sandbox) return <RejectedPage />;
+  if (path === '/account') return <AccountPage />;
+  if (path === '/people' && session.capabilities.includes('people')) return <PeoplePage />;
+  if (path === '/audit' && session.capabilities.includes('audit')) return <AuditPage />;
   return (
     <>
       <PageHeading>Page not found</PageHeading>
@@ -112,6 +121,8 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
     ['/balances', 'Balances'],
     ['/credentials', 'Credentials'],
     ...(sandbox ? ([['/rejected', 'Rejected']] as [string, string][]) : []),
+    ...(session.capabilities.includes('people') ? ([['/people', 'People']] as [string, string][]) : []),
+    ...(session.capabilities.includes('audit') ? ([['/audit', 'Audit']] as [string, string][]) : []),
   ];
   const signOut = async () => {
     try {
@@ -162,9 +173,9 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
               })}
             </ul>
             <div className="account">
-              <span className="muted small email" title={session.email}>
+              <Link to="/account" className="muted small email" title={`${session.email} (${session.role})`}>
                 {session.email}
-              </span>
+              </Link>
               <button type="button" className="button button-small" onClick={() => void signOut()}>
                 Sign out
               </button>

@@ -27,6 +27,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   login_attempts: 'modules/portal/',
   channel_notifications: 'modules/channels/',
   channel_nonces: 'modules/channels/',
+  audit_entries: 'modules/audit/',
 };
 
 /**

@@ -12,6 +12,8 @@ export const portalErrors = declareErrors({
     message: 'this merchant is disabled: ask the platform operator',
     kind: 'private',
   },
+  /** The person's role does not allow this (the message names the role it takes); nothing changed. */
+  FORBIDDEN: { status: 403, message: 'your role does not allow this', kind: 'private' },
   /** A state-changing request without the session's CSRF token, or from another origin. */
   CSRF_REJECTED: { status: 403, message: 'cross-site request refused', kind: 'private' },
   /** The setup link is unknown, used or expired. */

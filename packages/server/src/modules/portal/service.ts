@@ -6,6 +6,8 @@ import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import { DomainError } from '../../errors.js';
 import type { Merchants } from '../merchants/service.js';
 import { parseInput } from '../../validation.js';
+import type { Audit, AuditContext } from '../audit/service.js';
+import { ROLES, type Role } from './access.js';
 import { portalErrors } from './errors.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
 
@@ -53,8 +55,14 @@ const newPassword = z
 
 // Inputs of the methods below, built once here: zod compiles an object schema's parser on its
 // first parse, so a schema built inside a method would be compiled again on every call.
-/** `invite`'s email (wrapped in an object so an error names the field `email`). */
-const inviteInput = z.object({ email });
+/** `invite`'s email and role (wrapped in an object so an error names the field). */
+const inviteInput = z.object({ email, role: z.enum(ROLES).optional() });
+/** A teammate's email (an existing user's: only bounded and normalized). */
+const personInput = z.object({ email: z.string().max(254).transform(normalizeEmail) });
+/** A role change. */
+const roleInput = personInput.extend({ role: z.enum(ROLES) });
+/** A password change: the current one, and the new one. */
+const passwordInput = z.object({ currentPassword: z.string().max(1024), newPassword });
 /** `acceptInvitation`'s body: the setup link's token and the new password. */
 const setupInput = z.object({ token: z.string().min(1).max(200), password: newPassword });
 /** `signIn`'s body: only bounded, not checked as an address or a password rule (a wrong one just fails). */
@@ -76,6 +84,7 @@ export interface PortalSession {
   readonly sessionId: bigint;
   readonly userId: bigint;
   readonly email: string;
+  readonly role: Role;
   readonly merchant: PortalMerchant;
   readonly expiresAt: number;
   /** The CSRF token state-changing requests must echo in `X-CSRF-Token`. */
@@ -85,6 +94,7 @@ export interface PortalSession {
 export interface Invitation {
   readonly email: string;
   readonly accessKey: string;
+  readonly role: Role;
   /** One-time secret of the setup link; only its SHA-256 is stored. */
   readonly setupToken: string;
   readonly expiresAt: number;
@@ -94,6 +104,7 @@ export interface Invitation {
 
 export interface PortalUserInfo {
   readonly email: string;
+  readonly role: Role;
   readonly activated: boolean;
   readonly invitationExpiresAt: number | null;
   readonly createdAt: number;
@@ -122,33 +133,139 @@ export class PortalAccounts {
     private readonly config: Pick<Config, 'environment'>,
     /** Merchants are read through their module: the merchants table is not this module's. */
     private readonly merchants: Pick<Merchants, 'idOf' | 'findId' | 'profile'>,
+    private readonly audit: Audit,
     private readonly now: () => number = Date.now,
   ) {}
 
   /**
-   * Invites `email` to the merchant with `accessKey` and returns a one-time setup token. An
-   * existing user of the same merchant gets a fresh token (their password keeps working until
-   * the link is used); an email that belongs to another merchant is refused.
+   * Invites `email` to the merchant with `accessKey` as `role` (a new user: owner unless said)
+   * and returns a one-time setup token. An existing user of the same merchant gets a fresh token
+   * (their password keeps working until the link is used) and, when `role` is given, that role;
+   * an email that belongs to another merchant is refused. From the portal (`fromPortal`), an
+   * activated teammate is refused: the link would let the inviter reset their password.
    */
-  async invite(accessKey: string, emailInput: string): Promise<Invitation> {
-    const address = parseInput(inviteInput, { email: emailInput }).email;
+  async invite(accessKey: string, input: unknown, context: AuditContext, fromPortal = false): Promise<Invitation> {
+    const { email: address, role } = parseInput(inviteInput, input);
     const merchantId = await this.merchants.idOf(accessKey);
     const token = newToken();
     const now = new Date(this.now());
     const expiresAt = new Date(now.getTime() + INVITATION_MS);
-    const result = await this.db.query<{ merchant_id: bigint; existing: boolean }>(
-      `INSERT INTO portal_users (merchant_id, environment, email, invite_token_hash, invite_expires_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $6)
-       ON CONFLICT (environment, email) DO UPDATE
-          SET invite_token_hash = EXCLUDED.invite_token_hash, invite_expires_at = EXCLUDED.invite_expires_at,
-              updated_at = EXCLUDED.updated_at
-        WHERE portal_users.merchant_id = EXCLUDED.merchant_id
-       RETURNING merchant_id, (xmax <> 0) AS existing`,
-      [merchantId, this.config.environment, address, sha256(token), expiresAt, now],
+    return this.db.transaction(async (tx) => {
+      await lockPeople(tx, merchantId);
+      const before = await tx.query<{ id: bigint; merchant_id: bigint; role: Role; password_hash: string | null }>(
+        'SELECT id, merchant_id, role, password_hash FROM portal_users WHERE environment = $1 AND email = $2',
+        [this.config.environment, address],
+      );
+      const existing = before.rows[0];
+      if (existing && existing.merchant_id !== merchantId) {
+        throw new DomainError('CONFLICT', 'this email is a portal user of another merchant');
+      }
+      if (existing && fromPortal && existing.password_hash !== null) {
+        throw new DomainError('CONFLICT', 'this person is a teammate already: change their role instead');
+      }
+      if (existing && role !== undefined && role !== existing.role) {
+        await this.checkNotLastOwner(tx, merchantId, existing, 'demoted');
+      }
+      const result = await tx.query<{ role: Role }>(
+        `INSERT INTO portal_users (merchant_id, environment, email, role, invite_token_hash, invite_expires_at, created_at, updated_at)
+         VALUES ($1, $2, $3, coalesce($7, 'owner'), $4, $5, $6, $6)
+         ON CONFLICT (environment, email) DO UPDATE
+            SET invite_token_hash = EXCLUDED.invite_token_hash, invite_expires_at = EXCLUDED.invite_expires_at,
+                role = coalesce($7, portal_users.role), updated_at = EXCLUDED.updated_at
+          WHERE portal_users.merchant_id = EXCLUDED.merchant_id
+         RETURNING role`,
+        [merchantId, this.config.environment, address, sha256(token), expiresAt, now, role ?? null],
+      );
+      const row = result.rows[0];
+      if (!row) throw new DomainError('CONFLICT', 'this email is a portal user of another merchant');
+      await this.audit.record(tx, context, {
+        action: 'person.invited',
+        merchant: accessKey,
+        object: address,
+        detail: { role: row.role, existing: existing !== undefined },
+      });
+      return {
+        email: address,
+        accessKey,
+        role: row.role,
+        setupToken: token,
+        expiresAt: expiresAt.getTime(),
+        existing: existing !== undefined,
+      };
+    });
+  }
+
+  /** Changes a teammate's role; the merchant's last owner cannot be demoted (CONFLICT). */
+  async setRole(merchant: PortalMerchant, input: unknown, context: AuditContext): Promise<PortalUserInfo[]> {
+    const { email: address, role } = parseInput(roleInput, input);
+    await this.db.transaction(async (tx) => {
+      await lockPeople(tx, merchant.id);
+      const user = await this.teammate(tx, merchant.id, address);
+      if (user.role === role) return;
+      await this.checkNotLastOwner(tx, merchant.id, user, 'demoted');
+      await tx.query('UPDATE portal_users SET role = $2, updated_at = $3 WHERE id = $1', [
+        user.id,
+        role,
+        new Date(this.now()),
+      ]);
+      await this.audit.record(tx, context, {
+        action: 'person.role_changed',
+        merchant: merchant.accessKey,
+        object: address,
+        detail: { from: user.role, to: role },
+      });
+    });
+    return this.users(merchant.accessKey);
+  }
+
+  /** Removes a teammate and ends their sessions; the merchant's last owner cannot be removed (CONFLICT). */
+  async remove(merchant: PortalMerchant, input: unknown, context: AuditContext): Promise<PortalUserInfo[]> {
+    const { email: address } = parseInput(personInput, input);
+    await this.db.transaction(async (tx) => {
+      await lockPeople(tx, merchant.id);
+      const user = await this.teammate(tx, merchant.id, address);
+      await this.checkNotLastOwner(tx, merchant.id, user, 'removed');
+      await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [user.id]);
+      await tx.query('DELETE FROM portal_users WHERE id = $1', [user.id]);
+      await this.audit.record(tx, context, {
+        action: 'person.removed',
+        merchant: merchant.accessKey,
+        object: address,
+        detail: { role: user.role },
+      });
+    });
+    return this.users(merchant.accessKey);
+  }
+
+  private async teammate(tx: Queryable, merchantId: bigint, address: string) {
+    const users = await tx.query<{ id: bigint; role: Role; password_hash: string | null }>(
+      'SELECT id, role, password_hash FROM portal_users WHERE merchant_id = $1 AND environment = $2 AND email = $3 FOR UPDATE',
+      [merchantId, this.config.environment, address],
     );
-    const row = result.rows[0];
-    if (!row) throw new DomainError('CONFLICT', 'this email is a portal user of another merchant');
-    return { email: address, accessKey, setupToken: token, expiresAt: expiresAt.getTime(), existing: row.existing };
+    const user = users.rows[0];
+    if (!user) throw new DomainError('NOT_FOUND', 'no such teammate');
+    return user;
+  }
+
+  /**
+   * Refuses to demote or remove `user` when they are the merchant's last owner who can sign in
+   * (an owner whose invitation is still open cannot act yet). Called under `lockPeople`.
+   */
+  private async checkNotLastOwner(
+    tx: Queryable,
+    merchantId: bigint,
+    user: { id: bigint; role: Role; password_hash: string | null },
+    change: 'demoted' | 'removed',
+  ): Promise<void> {
+    if (user.role !== 'owner' || user.password_hash === null) return;
+    const others = await tx.query(
+      `SELECT 1 FROM portal_users
+        WHERE merchant_id = $1 AND role = 'owner' AND password_hash IS NOT NULL AND id <> $2 LIMIT 1`,
+      [merchantId, user.id],
+    );
+    if (others.rows.length === 0) {
+      throw new DomainError('CONFLICT', `the last owner cannot be ${change}: make another teammate an owner first`);
+    }
   }
 
   async users(accessKey: string): Promise<PortalUserInfo[]> {
@@ -156,15 +273,17 @@ export class PortalAccounts {
     if (merchantId === undefined) return [];
     const result = await this.db.query<{
       email: string;
+      role: Role;
       password_hash: string | null;
       invite_expires_at: Date | null;
       created_at: Date;
     }>(
-      'SELECT email, password_hash, invite_expires_at, created_at FROM portal_users WHERE merchant_id = $1 ORDER BY id',
+      'SELECT email, role, password_hash, invite_expires_at, created_at FROM portal_users WHERE merchant_id = $1 ORDER BY id',
       [merchantId],
     );
     return result.rows.map((r) => ({
       email: r.email,
+      role: r.role,
       activated: r.password_hash !== null,
       invitationExpiresAt: r.invite_expires_at?.getTime() ?? null,
       createdAt: r.created_at.getTime(),
@@ -172,15 +291,15 @@ export class PortalAccounts {
   }
 
   /** Sets the password through a setup link; the link then stops working and old sessions end. */
-  async acceptInvitation(input: unknown): Promise<{ email: string }> {
+  async acceptInvitation(input: unknown, client: ClientInfo): Promise<{ email: string }> {
     const { token, password } = parseInput(setupInput, input);
     const now = new Date(this.now());
     const hash = await hashPassword(password);
     return this.db.transaction(async (tx) => {
-      const updated = await tx.query<{ id: bigint; email: string }>(
+      const updated = await tx.query<{ id: bigint; email: string; merchant_id: bigint }>(
         `UPDATE portal_users SET password_hash = $2, invite_token_hash = NULL, invite_expires_at = NULL, updated_at = $3
           WHERE invite_token_hash = $1 AND invite_expires_at > $3 AND environment = $4
-          RETURNING id, email`,
+          RETURNING id, email, merchant_id`,
         [sha256(token), hash, now, this.config.environment],
       );
       const user = updated.rows[0];
@@ -189,6 +308,13 @@ export class PortalAccounts {
         user.id,
         now,
       ]);
+      const merchant = await this.merchants.profile(user.merchant_id, tx);
+      await this.audit.record(tx, userContext(user.email, client), {
+        action: 'password.set',
+        merchant: merchant?.accessKey ?? null,
+        object: user.email,
+        detail: { through: 'setup link' },
+      });
       return { email: user.email };
     });
   }
@@ -198,8 +324,9 @@ export class PortalAccounts {
    * into a success after), under a per-email lock, so parallel guesses cannot slip past the
    * lockout. Attempts while locked are refused without being checked or recorded.
    */
-  async signIn(input: unknown, ip: string): Promise<{ token: string; session: PortalSession }> {
+  async signIn(input: unknown, client: ClientInfo): Promise<{ token: string; session: PortalSession }> {
     const credentials = parseInput(signInInput, input);
+    const ip = client.ip;
     const now = this.now();
     const attemptId = await this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`portal-login:${credentials.email}`]);
@@ -228,26 +355,46 @@ export class PortalAccounts {
     });
 
     // A user's environment is its merchant's (an invitation names a merchant of this environment).
-    const users = await this.db.query<{ id: bigint; password_hash: string | null }>(
-      'SELECT id, password_hash FROM portal_users WHERE environment = $1 AND email = $2',
+    const users = await this.db.query<{ id: bigint; password_hash: string | null; merchant_id: bigint }>(
+      'SELECT id, password_hash, merchant_id FROM portal_users WHERE environment = $1 AND email = $2',
       [this.config.environment, credentials.email],
     );
     const user = users.rows[0];
+    const merchant = user === undefined ? undefined : await this.merchants.profile(user.merchant_id);
+    const context = userContext(credentials.email, client);
+    const failed = async (reason: string) =>
+      this.audit.recordAlone(context, {
+        action: 'signin.failed',
+        merchant: merchant?.accessKey ?? null,
+        object: credentials.email,
+        detail: { reason },
+      });
     const stored = user?.password_hash ?? (await dummyHash());
     const ok = (await verifyPassword(credentials.password, stored)) && user?.password_hash != null;
-    if (!ok || !user) throw new DomainError('LOGIN_FAILED', portalErrors.LOGIN_FAILED.message);
+    if (!ok || !user) {
+      await failed(user === undefined ? 'unknown email' : 'wrong password');
+      throw new DomainError('LOGIN_FAILED', portalErrors.LOGIN_FAILED.message);
+    }
     // Said only after the right password; the attempt stays counted as a failure.
-    const merchant = await this.merchantOfUser(user.id);
-    if (merchant?.disabled !== false)
+    if (merchant?.disabled !== false) {
+      await failed('merchant disabled');
       throw new DomainError('MERCHANT_DISABLED', portalErrors.MERCHANT_DISABLED.message);
+    }
 
-    await this.db.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
     const token = newToken();
-    await this.db.query(
-      `INSERT INTO portal_sessions (token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at)
-       SELECT $1, id, merchant_id, $3, $3, $4 FROM portal_users WHERE id = $2`,
-      [sha256(token), user.id, new Date(now), new Date(now + SESSION_MAX_MS)],
-    );
+    await this.db.transaction(async (tx) => {
+      await tx.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
+      await tx.query(
+        `INSERT INTO portal_sessions (token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, user_agent, ip)
+         SELECT $1, id, merchant_id, $3, $3, $4, $5, $6 FROM portal_users WHERE id = $2`,
+        [sha256(token), user.id, new Date(now), new Date(now + SESSION_MAX_MS), client.userAgent ?? null, ip],
+      );
+      await this.audit.record(tx, context, {
+        action: 'signin.succeeded',
+        merchant: merchant.accessKey,
+        object: credentials.email,
+      });
+    });
     const session = await this.session(token);
     if (!session) throw new Error('a new session could not be read back');
     return { token, session };
@@ -261,11 +408,12 @@ export class PortalAccounts {
       id: bigint;
       user_id: bigint;
       email: string;
+      role: Role;
       merchant_id: bigint;
       last_seen_at: Date;
       expires_at: Date;
     }>(
-      `SELECT s.id, s.user_id, u.email, s.merchant_id, s.last_seen_at, s.expires_at
+      `SELECT s.id, s.user_id, u.email, u.role, s.merchant_id, s.last_seen_at, s.expires_at
          FROM portal_sessions s
          JOIN portal_users u ON u.id = s.user_id
         WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND s.last_seen_at > $3`,
@@ -284,6 +432,7 @@ export class PortalAccounts {
       sessionId: row.id,
       userId: row.user_id,
       email: row.email,
+      role: row.role,
       merchant,
       expiresAt: Math.min(row.expires_at.getTime(), Math.max(now, row.last_seen_at.getTime()) + SESSION_IDLE_MS),
       csrfToken: csrfTokenFor(token),
@@ -298,12 +447,93 @@ export class PortalAccounts {
     ]);
   }
 
-  private async merchantOfUser(userId: bigint) {
-    const users = await this.db.query<{ merchant_id: bigint }>('SELECT merchant_id FROM portal_users WHERE id = $1', [
-      userId,
-    ]);
-    const merchantId = users.rows[0]?.merchant_id;
-    return merchantId === undefined ? undefined : this.merchants.profile(merchantId);
+  /** The person's live sessions, the newest first. */
+  async sessions(session: PortalSession): Promise<SessionInfo[]> {
+    const now = this.now();
+    const result = await this.db.query<{
+      id: bigint;
+      created_at: Date;
+      last_seen_at: Date;
+      user_agent: string | null;
+      ip: string | null;
+    }>(
+      `SELECT id, created_at, last_seen_at, user_agent, ip FROM portal_sessions
+        WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND last_seen_at > $3
+        ORDER BY last_seen_at DESC, id DESC`,
+      [session.userId, new Date(now), new Date(now - SESSION_IDLE_MS)],
+    );
+    return result.rows.map((row) => ({
+      id: row.id.toString(),
+      current: row.id === session.sessionId,
+      device: describeDevice(row.user_agent),
+      userAgent: row.user_agent,
+      ip: row.ip,
+      createdAt: row.created_at.getTime(),
+      lastSeenAt: row.last_seen_at.getTime(),
+    }));
+  }
+
+  /** Ends one of the person's own sessions (NOT_FOUND for anyone else's). */
+  async endSession(session: PortalSession, sessionId: string, context: AuditContext): Promise<void> {
+    if (!/^\d{1,18}$/.test(sessionId)) throw new DomainError('NOT_FOUND', 'no such session');
+    await this.db.transaction(async (tx) => {
+      const ended = await tx.query(
+        'UPDATE portal_sessions SET revoked_at = $3 WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL',
+        [BigInt(sessionId), session.userId, new Date(this.now())],
+      );
+      if (ended.rowCount === 0) throw new DomainError('NOT_FOUND', 'no such session');
+      await this.audit.record(tx, context, {
+        action: 'session.ended',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { session: sessionId },
+      });
+    });
+  }
+
+  /**
+   * Changes the person's password, given the current one; every other session of theirs ends.
+   * A wrong current password is LOGIN_FAILED and counts as a failed sign-in for the lockout.
+   */
+  async changePassword(
+    session: PortalSession,
+    input: unknown,
+    context: AuditContext,
+  ): Promise<{ endedSessions: number }> {
+    const { currentPassword, newPassword: password } = parseInput(passwordInput, input);
+    const users = await this.db.query<{ password_hash: string | null }>(
+      'SELECT password_hash FROM portal_users WHERE id = $1',
+      [session.userId],
+    );
+    const stored = users.rows[0]?.password_hash ?? (await dummyHash());
+    if (!(await verifyPassword(currentPassword, stored))) {
+      await this.db.query('INSERT INTO login_attempts (email, ip, succeeded, created_at) VALUES ($1, $2, false, $3)', [
+        session.email,
+        context.ip ?? '',
+        new Date(this.now()),
+      ]);
+      throw new DomainError('LOGIN_FAILED', 'the current password is wrong');
+    }
+    const hash = await hashPassword(password);
+    const now = new Date(this.now());
+    return this.db.transaction(async (tx) => {
+      await tx.query('UPDATE portal_users SET password_hash = $2, updated_at = $3 WHERE id = $1', [
+        session.userId,
+        hash,
+        now,
+      ]);
+      const ended = await tx.query(
+        'UPDATE portal_sessions SET revoked_at = $3 WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL',
+        [session.userId, session.sessionId, now],
+      );
+      await this.audit.record(tx, context, {
+        action: 'password.changed',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { endedSessions: ended.rowCount },
+      });
+      return { endedSessions: ended.rowCount };
+    });
   }
 
   async signOut(session: PortalSession): Promise<void> {
@@ -337,6 +567,65 @@ export class PortalAccounts {
   vacuum(): Promise<Vacuumed[]> {
     return vacuumTables(this.db, ['portal_sessions', 'login_attempts']);
   }
+}
+
+/** What the request a sign-in or a change came in tells about its client. */
+export interface ClientInfo {
+  readonly ip: string;
+  readonly userAgent?: string | undefined;
+  readonly requestId?: string | undefined;
+}
+
+/** One of a person's sessions, as their sessions page shows it. */
+export interface SessionInfo {
+  readonly id: string;
+  /** The session of the request asking. */
+  readonly current: boolean;
+  /** The browser and system, read from the User-Agent ("Firefox on Linux"). */
+  readonly device: string;
+  readonly userAgent: string | null;
+  readonly ip: string | null;
+  readonly createdAt: number;
+  readonly lastSeenAt: number;
+}
+
+/** The audit context of a person acting through a request. */
+export const userContext = (email: string, client: ClientInfo): AuditContext => ({
+  actor: { kind: 'user', email },
+  ip: client.ip,
+  requestId: client.requestId,
+});
+
+/** Serializes changes to a merchant's people (so two owners cannot demote each other at once). */
+async function lockPeople(tx: Queryable, merchantId: bigint): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`portal-people:${merchantId}`]);
+}
+
+const BROWSERS: readonly [RegExp, string][] = [
+  [/Edg\//, 'Edge'],
+  [/OPR\//, 'Opera'],
+  [/Firefox\//, 'Firefox'],
+  [/HeadlessChrome\//, 'Headless Chrome'],
+  [/Chrom(e|ium)\//, 'Chrome'],
+  [/Safari\//, 'Safari'],
+  [/^curl\//, 'curl'],
+  [/^node|undici/i, 'Node.js'],
+];
+const SYSTEMS: readonly [RegExp, string][] = [
+  [/Android/, 'Android'],
+  [/iPhone|iPad|iPod/, 'iOS'],
+  [/Windows/, 'Windows'],
+  [/Mac OS X|Macintosh/, 'macOS'],
+  [/CrOS/, 'ChromeOS'],
+  [/Linux/, 'Linux'],
+];
+
+/** "Firefox on Linux" from a User-Agent; "Unknown device" without one. */
+export function describeDevice(userAgent: string | null): string {
+  if (!userAgent) return 'Unknown device';
+  const browser = BROWSERS.find(([pattern]) => pattern.test(userAgent))?.[1] ?? 'Unknown browser';
+  const system = SYSTEMS.find(([pattern]) => pattern.test(userAgent))?.[1];
+  return system ? `${browser} on ${system}` : browser;
 }
 
 function locked(retryAfterMs: number): DomainError {

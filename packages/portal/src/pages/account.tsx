@@ -1,0 +1,154 @@
+import { type FormEvent, useState } from 'react';
+import { api } from '../api';
+import { ErrorAlert, Field, Loading, Notice, PageHeading, TableWrap, Time, useAsync } from '../components';
+import { usePageTitle } from '../router';
+import { useSession } from '../session';
+import type { SessionInfo } from '../types';
+
+/** The person's own account: their sessions (end any), their password. */
+export function AccountPage() {
+  usePageTitle('Your account');
+  const session = useSession();
+  const { data, error, loading, reload } = useAsync(() => api.get<SessionInfo[]>('/sessions'), []);
+  const [current, setCurrent] = useState<SessionInfo[]>();
+  const sessions = current ?? data;
+  const [busy, setBusy] = useState(false);
+  const [actionError, setActionError] = useState<unknown>();
+  const [notice, setNotice] = useState('');
+  const [passwords, setPasswords] = useState({ currentPassword: '', newPassword: '' });
+
+  const end = async (id: string) => {
+    setBusy(true);
+    setActionError(undefined);
+    setNotice('');
+    try {
+      setCurrent(await api.post<SessionInfo[]>(`/sessions/${encodeURIComponent(id)}/end`, {}));
+      setNotice('The session was ended: that browser is signed out.');
+    } catch (caught) {
+      setActionError(caught);
+      reload();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const change = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setActionError(undefined);
+    setNotice('');
+    try {
+      const result = await api.post<{ endedSessions: number }>('/password', passwords);
+      setPasswords({ currentPassword: '', newPassword: '' });
+      setNotice(
+        `Your password was changed. ${result.endedSessions} other ${result.endedSessions === 1 ? 'session was' : 'sessions were'} signed out.`,
+      );
+      setCurrent(undefined);
+      reload();
+    } catch (caught) {
+      setActionError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <PageHeading>Your account</PageHeading>
+      <p className="lead">
+        Signed in as {session?.email}, with the {session?.role} role.
+      </p>
+      <Notice text={notice} />
+      <ErrorAlert error={actionError} />
+      <section className="card" aria-labelledby="sessions">
+        <h2 id="sessions">Where you are signed in</h2>
+        <ErrorAlert error={error} />
+        {loading && !sessions ? <Loading what="sessions" /> : null}
+        {sessions ? (
+          <TableWrap label="Your sessions">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Device</th>
+                  <th scope="col">Address</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col" className="hide-narrow">
+                    Signed in
+                  </th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {sessions.map((s) => (
+                  <tr key={s.id}>
+                    <td title={s.userAgent ?? undefined}>
+                      {s.device}
+                      {s.current ? <span className="muted small"> (this browser)</span> : null}
+                    </td>
+                    <td className="mono">{s.ip ?? '—'}</td>
+                    <td>
+                      <Time ms={s.lastSeenAt} />
+                    </td>
+                    <td className="hide-narrow">
+                      <Time ms={s.createdAt} />
+                    </td>
+                    <td>
+                      {s.current ? null : (
+                        <button
+                          type="button"
+                          className="button button-danger button-small"
+                          disabled={busy}
+                          aria-label={`End the session of ${s.device} at ${s.ip ?? 'an unknown address'}`}
+                          onClick={() => void end(s.id)}
+                        >
+                          End
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        ) : null}
+      </section>
+      <section className="card" aria-labelledby="password">
+        <h2 id="password">Change your password</h2>
+        <form className="stack" onSubmit={(event) => void change(event)}>
+          <Field label="Current password">
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                autoComplete="current-password"
+                required
+                value={passwords.currentPassword}
+                onChange={(event) => setPasswords({ ...passwords, currentPassword: event.target.value })}
+              />
+            )}
+          </Field>
+          <Field label="New password" hint="At least 12 characters. Every other session of yours is signed out.">
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                autoComplete="new-password"
+                required
+                minLength={12}
+                value={passwords.newPassword}
+                onChange={(event) => setPasswords({ ...passwords, newPassword: event.target.value })}
+              />
+            )}
+          </Field>
+          <div>
+            <button type="submit" className="button button-primary" disabled={busy}>
+              Change password
+            </button>
+          </div>
+        </form>
+      </section>
+    </>
+  );
+}
