@@ -121,8 +121,8 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
     ['/balances', 'Balances'],
     ['/credentials', 'Credentials'],
     ...(sandbox ? ([['/rejected', 'Rejected']] as [string, string][]) : []),
-    ...(session.capabilities.includes('people') ? ([['/people', 'People']] as [string, string][]) : []),
-    ...(session.capabilities.includes('audit') ? ([['/audit', 'Audit']] as [string, string][]) : []),
+    // Owners' people and audit trail share one entry, to keep the bar on one row.
+    ...(session.capabilities.includes('people') ? ([['/people', 'Team']] as [string, string][]) : []),
   ];
   const signOut = async () => {
     try {
@@ -162,7 +162,7 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
           <nav id="primary-nav" aria-label="Primary" className={menuOpen ? 'open' : undefined}>
             <ul>
               {links.map(([to, label]) => {
-                const current = path === to || path.startsWith(`${to}/`);
+                const current = path === to || path.startsWith(`${to}/`) || (to === '/people' && path === '/audit');
                 return (
                   <li key={to}>
                     <Link to={to} aria-current={current ? 'page' : undefined}>

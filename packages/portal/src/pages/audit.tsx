@@ -1,6 +1,6 @@
 import type { FormEvent } from 'react';
 import { API_BASE, api, queryString } from '../api';
-import { ErrorAlert, Field, Loading, PageHeading, TableWrap, Time, useAsync } from '../components';
+import { ErrorAlert, Field, Loading, PageHeading, TableWrap, TeamTabs, Time, useAsync } from '../components';
 import { fromLocalInput, toLocalInput } from '../format';
 import { navigate, useLocation, usePageTitle } from '../router';
 import type { AuditEntry } from '../types';
@@ -38,6 +38,7 @@ export function AuditPage() {
   return (
     <>
       <PageHeading>Audit trail</PageHeading>
+      <TeamTabs current="audit" />
       <p className="lead">
         Every change to this merchant, who made it and from where: sign-ins, keys, webhook events, canceled orders,
         people. Entries are never changed or removed, and each carries the hash of the one before it.

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { api } from '../api';
-import { ErrorAlert, Field, Loading, Notice, PageHeading, TableWrap, Time, useAsync } from '../components';
+import { ErrorAlert, Field, Loading, Notice, PageHeading, TableWrap, TeamTabs, Time, useAsync } from '../components';
 import { usePageTitle } from '../router';
 import { useSession } from '../session';
 import type { Person, Role } from '../types';
@@ -64,6 +64,7 @@ export function PeoplePage() {
   return (
     <>
       <PageHeading>People</PageHeading>
+      <TeamTabs current="people" />
       <p className="lead">
         Who can sign in to this merchant&apos;s portal, and what each may do. The last owner can be neither removed nor
         given another role.
