@@ -10,7 +10,9 @@ import { RejectedPage } from './pages/rejected';
 import { AccountPage } from './pages/account';
 import { AuditPage } from './pages/audit';
 import { PeoplePage } from './pages/people';
+import { RequiredSetup, SecondFactorSignIn } from './pages/second-factor';
 import { SessionContext } from './session';
+import { StepUpDialog } from './stepup';
 import { SetupPage, SignInPage } from './pages/auth';
 import { Link, match, navigate, useLocation } from './router';
 import type { Session } from './types';
@@ -67,8 +69,34 @@ export function App() {
   if (state.kind === 'signed-out') {
     return <SignInPage onSignedIn={(session) => setState({ kind: 'signed-in', session })} />;
   }
+  const signOut = async () => {
+    try {
+      await api.post('/session/logout');
+    } catch {
+      // Gone already: signed out either way.
+    }
+    setCsrfToken(undefined);
+    setState({ kind: 'signed-out' });
+  };
+  const refresh = async () => {
+    const session = await api.get<Session>('/session');
+    setState({ kind: 'signed-in', session });
+  };
+  const factor = state.session.secondFactor;
+  if (factor.pending) {
+    return (
+      <SecondFactorSignIn
+        onDone={(session) => setState({ kind: 'signed-in', session })}
+        onSignOut={() => void signOut()}
+      />
+    );
+  }
+  if (factor.required && !factor.enabled) {
+    return <RequiredSetup onDone={() => void refresh()} onSignOut={() => void signOut()} />;
+  }
   return (
     <SessionContext.Provider value={state.session}>
+      <StepUpDialog />
       <Shell session={state.session} onSignedOut={() => setState({ kind: 'signed-out' })}>
         <Routes path={path} session={state.session} />
       </Shell>

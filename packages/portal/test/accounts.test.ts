@@ -6,7 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { generateSigningKey } from '@paygate/protocol';
 import type { Browser, Page } from 'playwright-core';
+import { STEP_UP_MS, totpCode } from '../../server/src/modules/portal/second-factor.js';
 import {
   createMerchant,
   paymentInput,
@@ -26,6 +28,9 @@ describe('portal accounts in Chromium', { skip: SKIP_BROWSER }, () => {
   let shop: TestMerchant;
   let owner: { email: string; password: string };
   let orderNo: string;
+  /** How far the platform's clock was moved ahead (codes are those of its time). */
+  let offset = 0;
+  const platformNow = () => Date.now() + offset;
 
   before(async () => {
     browser = await launchChromium();
@@ -166,5 +171,83 @@ describe('portal accounts in Chromium', { skip: SKIP_BROWSER }, () => {
       await screenshot(phone, name);
     }
     await phone.context().close();
+  });
+
+  it('two-factor: the owner sets up TOTP and requires it; the developer must set one up, and is asked again to add a key', async () => {
+    const page = await open(owner.email);
+    await goto(page, '/account', 'Your account');
+    await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    const secret = (await page.getByTestId('totp-secret').textContent()) ?? '';
+    assert.match(secret, /^[A-Z2-7]{32}$/);
+    await page.getByRole('img', { name: /QR code/ }).waitFor();
+    assert.deepEqual(await axeViolations(page), [], 'TOTP set-up');
+    await screenshot(page, 'accounts-07-totp-setup-desktop');
+    await page.getByLabel('First code from the app').fill(totpCode(secret, platformNow()));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    const codes = page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
+    await codes.first().waitFor();
+    assert.equal(await codes.count(), 10);
+    await screenshot(page, 'accounts-08-recovery-codes-desktop');
+    await page.getByRole('button', { name: 'I saved them' }).click();
+
+    await goto(page, '/people', 'People');
+    await page.getByLabel(/Require a second factor/).check();
+    await page.waitForTimeout(300);
+    assert.equal(await page.getByLabel(/Require a second factor/).isChecked(), true);
+    await page.context().close();
+
+    // The developer signs in and is sent to set one up before anything else.
+    const dev = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const devPage = await dev.newPage();
+    devPage.setDefaultTimeout(10_000);
+    await devPage.goto(`${platform.url}/portal/`);
+    await devPage.getByLabel('Email').fill('dev@equipe.example');
+    await devPage.getByLabel('Password').fill(PASSWORD);
+    await devPage.getByRole('button', { name: 'Sign in' }).click();
+    await devPage.getByRole('heading', { level: 1, name: 'Set up a second factor' }).waitFor();
+    assert.deepEqual(await axeViolations(devPage), [], 'required set-up');
+    await screenshot(devPage, 'accounts-09-required-setup-phone');
+    await devPage.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    const devSecret = (await devPage.getByTestId('totp-secret').textContent()) ?? '';
+    await devPage.getByLabel('First code from the app').fill(totpCode(devSecret, platformNow()));
+    await devPage.getByRole('button', { name: 'Turn on' }).click();
+    await devPage.getByRole('button', { name: 'I saved them' }).click();
+    await devPage.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+
+    // Six minutes on, adding a key asks for the code again, then goes through.
+    platform.advance(STEP_UP_MS + 60_000);
+    offset += STEP_UP_MS + 60_000;
+    await goto(devPage, '/credentials', 'Credentials');
+    const key = generateSigningKey();
+    await devPage.getByLabel('Add a public key').fill(Buffer.from(key.publicKey).toString('base64'));
+    await devPage.getByRole('button', { name: 'Upload key' }).click();
+    await devPage.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
+    assert.deepEqual(await axeViolations(devPage), [], 'step-up dialog');
+    await screenshot(devPage, 'accounts-10-step-up-phone');
+    await devPage.getByLabel('Code from your authenticator app').fill(totpCode(devSecret, platformNow()));
+    await devPage.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await devPage.getByText('Public key added.').waitFor();
+    await dev.close();
+
+    // The owner's next sign-in asks for the code after the password.
+    const again = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const ownerPage = await again.newPage();
+    ownerPage.setDefaultTimeout(10_000);
+    await ownerPage.goto(`${platform.url}/portal/`);
+    await ownerPage.getByLabel('Email').fill(owner.email);
+    await ownerPage.getByLabel('Password').fill(PASSWORD);
+    await ownerPage.getByRole('button', { name: 'Sign in' }).click();
+    await ownerPage.getByRole('heading', { level: 1, name: 'Enter your code' }).waitFor();
+    assert.deepEqual(await axeViolations(ownerPage), [], 'code page');
+    await screenshot(ownerPage, 'accounts-11-code-desktop');
+    await ownerPage.getByLabel('Code from your authenticator app').fill(totpCode(secret, platformNow()));
+    await ownerPage.getByRole('button', { name: 'Sign in' }).click();
+    await ownerPage.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await goto(ownerPage, '/audit', 'Audit trail');
+    await ownerPage.getByRole('cell', { name: 'second_factor.added' }).first().waitFor();
+    await ownerPage.getByRole('cell', { name: 'key.added' }).first().waitFor();
+    await again.close();
+    const verified = await platform.services.audit.verify();
+    assert.equal(verified.ok, true);
   });
 });

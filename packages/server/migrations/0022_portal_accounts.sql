@@ -11,6 +11,37 @@ ALTER TABLE portal_users
 ALTER TABLE portal_sessions ADD COLUMN user_agent text;
 ALTER TABLE portal_sessions ADD COLUMN ip text;
 
+-- A second factor (TOTP, RFC 6238): the secret sealed under the master key like the platform
+-- keys (re-sealed with them by `paygate master-key reseal`), the one being set up until its first
+-- code confirms it, and the last time step used (a code is accepted once).
+ALTER TABLE portal_users ADD COLUMN totp_sealed bytea;
+ALTER TABLE portal_users ADD COLUMN totp_sealed_under text;
+ALTER TABLE portal_users ADD COLUMN totp_pending_sealed bytea;
+ALTER TABLE portal_users ADD COLUMN totp_pending_sealed_under text;
+ALTER TABLE portal_users ADD COLUMN totp_enabled_at timestamptz;
+ALTER TABLE portal_users ADD COLUMN totp_last_step bigint;
+
+-- Ten single-use recovery codes per second factor, stored as their SHA-256.
+CREATE TABLE portal_recovery_codes (
+  id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  user_id    bigint NOT NULL REFERENCES portal_users (id),
+  code_hash  bytea NOT NULL CHECK (length(code_hash) = 32),
+  used_at    timestamptz
+);
+CREATE INDEX portal_recovery_codes_user ON portal_recovery_codes (user_id);
+
+-- A session opened by a password whose user has a second factor waits for its code
+-- (second_factor_pending); second_factor_at is the last check, for step-up.
+ALTER TABLE portal_sessions ADD COLUMN second_factor_pending boolean NOT NULL DEFAULT false;
+ALTER TABLE portal_sessions ADD COLUMN second_factor_at timestamptz;
+
+-- What a merchant's owners decided for everyone of the merchant.
+CREATE TABLE portal_merchant_settings (
+  merchant_id            bigint PRIMARY KEY REFERENCES merchants (id),
+  require_second_factor  boolean NOT NULL DEFAULT false,
+  updated_at             timestamptz NOT NULL
+);
+
 -- The audit trail (modules/audit): every change made by a person, an operator command or the
 -- platform, written in the transaction that makes it. Append-only and tamper-evident: each entry
 -- holds the SHA-256 of the entry before it (prev_hash) and its own (hash) over a canonical

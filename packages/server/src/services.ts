@@ -86,7 +86,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     onDisabled: (tx, merchantId) => portal.endSessions(tx, merchantId),
   });
   const audit = new Audit(db, now);
-  const portal: PortalAccounts = new PortalAccounts(db, config, merchants, audit, now);
+  const portal: PortalAccounts = new PortalAccounts(db, config, merchants, audit, sealer, now);
   return {
     config,
     db,

@@ -101,6 +101,12 @@ export const PortalSession = z.object({
   email: z.string(),
   role: PortalRole,
   capabilities: z.array(PortalCapability),
+  secondFactor: z.object({
+    enabled: z.boolean().meta({ description: 'The person has a second factor (TOTP)' }),
+    pending: z.boolean().meta({ description: 'The session waits for the code of its sign-in' }),
+    checkedAt: z.int().nullable().meta({ description: "This session's last check of it (step-up after 5 minutes)" }),
+    required: z.boolean().meta({ description: "The merchant's owners require one of everyone" }),
+  }),
   merchant: z.object({ name: z.string(), accessKey: z.string(), environment: Environment }),
   expiresAt: z.int(),
   csrfToken: z.string().meta({ description: 'State-changing requests echo it in X-CSRF-Token' }),

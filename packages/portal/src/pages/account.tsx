@@ -4,6 +4,50 @@ import { ErrorAlert, Field, Loading, Notice, PageHeading, TableWrap, Time, useAs
 import { usePageTitle } from '../router';
 import { useSession } from '../session';
 import type { SessionInfo } from '../types';
+import { CodeForm, TotpSetup } from './second-factor';
+
+/** The person's second factor: set it up, see the recovery codes left, turn it off. */
+function SecondFactorSection() {
+  const status = useAsync(
+    () => api.get<{ enabled: boolean; recoveryCodesLeft: number; required: boolean }>('/second-factor'),
+    [],
+  );
+  const [notice, setNotice] = useState('');
+  return (
+    <section className="card" aria-labelledby="second-factor">
+      <h2 id="second-factor">Second factor</h2>
+      <Notice text={notice} />
+      <ErrorAlert error={status.error} />
+      {status.data?.enabled ? (
+        <>
+          <p>
+            An authenticator app is set up: signing in asks for its code, and so do key, people and security changes
+            when your last check is older than 5 minutes. {status.data.recoveryCodesLeft} recovery codes are left.
+          </p>
+          <h3>Turn it off</h3>
+          <p className="hint">Every other session of yours is signed out.</p>
+          <CodeForm
+            submitLabel="Turn off the second factor"
+            onCode={async (body) => {
+              await api.post('/second-factor/remove', body);
+              setNotice('The second factor is off; your other sessions were signed out.');
+              status.reload();
+            }}
+          />
+        </>
+      ) : status.data ? (
+        <>
+          <p>
+            {status.data.required
+              ? 'Your merchant requires a second factor.'
+              : 'Add a code from an authenticator app to your password, so a stolen password is not enough.'}
+          </p>
+          <TotpSetup onDone={() => status.reload()} />
+        </>
+      ) : null}
+    </section>
+  );
+}
 
 /** The person's own account: their sessions (end any), their password. */
 export function AccountPage() {
@@ -114,6 +158,7 @@ export function AccountPage() {
           </TableWrap>
         ) : null}
       </section>
+      <SecondFactorSection />
       <section className="card" aria-labelledby="password">
         <h2 id="password">Change your password</h2>
         <form className="stack" onSubmit={(event) => void change(event)}>

@@ -147,6 +147,7 @@ export function PeoplePage() {
           </TableWrap>
         ) : null}
       </section>
+      <RequireSecondFactor />
       <section className="card" aria-labelledby="invite">
         <h2 id="invite">Invite someone</h2>
         <form className="stack" onSubmit={(event) => void invite(event)}>
@@ -182,5 +183,36 @@ export function PeoplePage() {
         </form>
       </section>
     </>
+  );
+}
+
+/** Owners require a second factor of everyone of the merchant (or stop requiring it). */
+function RequireSecondFactor() {
+  const security = useAsync(() => api.get<{ requireSecondFactor: boolean }>('/security'), []);
+  const [current, setCurrent] = useState<boolean>();
+  const [error, setError] = useState<unknown>();
+  const required = current ?? security.data?.requireSecondFactor;
+  const change = async (value: boolean) => {
+    setError(undefined);
+    try {
+      setCurrent(
+        (await api.post<{ requireSecondFactor: boolean }>('/security', { requireSecondFactor: value }))
+          .requireSecondFactor,
+      );
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="security">
+      <h2 id="security">Security</h2>
+      <ErrorAlert error={error ?? security.error} />
+      {required === undefined ? null : (
+        <label className="checkbox">
+          <input type="checkbox" checked={required} onChange={(event) => void change(event.target.checked)} /> Require a
+          second factor (an authenticator app) of everyone: people without one must set it up before anything else
+        </label>
+      )}
+    </section>
   );
 }

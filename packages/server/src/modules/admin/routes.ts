@@ -220,14 +220,16 @@ export function adminRoutes(admin: FastifyInstance, services: AdminServices, adm
   admin.get('/master-key', async () => success(await services.platformKeys.masterKeyStatus()));
   admin.post('/master-key/reseal', async (request) =>
     success(
-      await services.platformKeys.resealUnderCurrentKey(
-        audited(request, (done: MasterKeyReseal) => ({
+      await services.platformKeys.resealUnderCurrentKey(async (tx, done: MasterKeyReseal) => {
+        // The portal's TOTP secrets are sealed under the master key too: re-sealed in the same transaction.
+        const secrets = await services.portal.resealSecrets(tx);
+        await services.audit.record(tx, operatorContext(request), {
           action: 'master-key.resealed',
           merchant: null,
           object: done.currentKeyId,
-          detail: { resealed: done.resealed, retiredMasterKeyIds: done.retiredMasterKeyIds },
-        })),
-      ),
+          detail: { resealed: done.resealed, retiredMasterKeyIds: done.retiredMasterKeyIds, totpSecrets: secrets },
+        });
+      }),
     ),
   );
 

@@ -50,6 +50,13 @@ export const ROUTE_ACCESS = {
   'GET /sessions': 'self',
   'POST /sessions/:sessionId/end': 'self',
   'POST /password': 'self',
+  'POST /session/second-factor': 'self',
+  'GET /second-factor': 'self',
+  'POST /second-factor/totp': 'self',
+  'POST /second-factor/totp/confirm': 'self',
+  'POST /second-factor/remove': 'self',
+  'GET /security': 'people',
+  'POST /security': 'people',
   'GET /credentials': 'read',
   'POST /keys': 'keys',
   'POST /keys/retire': 'keys',
@@ -78,6 +85,34 @@ export const ROUTE_ACCESS = {
 } as const satisfies Readonly<Record<string, Capability>>;
 
 export type PortalRoute = keyof typeof ROUTE_ACCESS;
+
+/** What a session waiting for its sign-in's second factor may call: nothing else. */
+export const BEFORE_SECOND_FACTOR: readonly PortalRoute[] = [
+  'GET /session',
+  'POST /session/logout',
+  'POST /session/second-factor',
+];
+
+/** What a person without a second factor may call when the merchant requires one: setting one up. */
+export const WITHOUT_REQUIRED_SECOND_FACTOR: readonly PortalRoute[] = [
+  ...BEFORE_SECOND_FACTOR,
+  'GET /second-factor',
+  'POST /second-factor/totp',
+  'POST /second-factor/totp/confirm',
+];
+
+/**
+ * Sensitive changes: a person with a second factor is asked for it again (step-up) when the
+ * session's last check is older than STEP_UP_MS (keys, people and roles, the security settings).
+ */
+export const STEP_UP_ROUTES: readonly PortalRoute[] = [
+  'POST /keys',
+  'POST /keys/retire',
+  'POST /people',
+  'POST /people/role',
+  'POST /people/remove',
+  'POST /security',
+];
 
 /** The routes anyone may call, signed in or not. */
 export const PUBLIC_ROUTES: readonly string[] = ['POST /session', 'POST /setup'];

@@ -13,14 +13,20 @@ import type { PlatformKeys } from '../platform-keys/service.js';
 import type { RejectedRequests } from '../rejected-requests/service.js';
 import type { Audit, AuditContext } from '../audit/service.js';
 import {
+  allows,
+  BEFORE_SECOND_FACTOR,
   type Capability,
   capabilitiesOf,
-  ROLES,
+  type PortalRoute,
   PUBLIC_ROUTES,
   refusalReason,
+  ROLES,
   ROUTE_ACCESS,
-  allows,
+  STEP_UP_ROUTES,
+  WITHOUT_REQUIRED_SECOND_FACTOR,
 } from './access.js';
+import { STEP_UP_MS } from './second-factor.js';
+import { portalErrors } from './errors.js';
 import { sendInvitation } from './mail.js';
 import { type ClientInfo, type PortalAccounts, type PortalSession, sameToken, userContext } from './service.js';
 import { readCookie, sessionCookie } from './cookies.js';
@@ -35,6 +41,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** What a portal API route needs (access.ts's ROUTE_ACCESS), set when the route is added. */
     capability?: Capability;
+    /** The route's `METHOD /path`, as ROUTE_ACCESS names it. */
+    portalRoute?: PortalRoute;
   }
 }
 
@@ -158,6 +166,7 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
     email: session.email,
     role: session.role,
     capabilities: capabilitiesOf(session.role),
+    secondFactor: session.secondFactor,
     merchant: {
       name: session.merchant.name,
       accessKey: session.merchant.accessKey,
@@ -196,7 +205,7 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
           if (PUBLIC_ROUTES.includes(key)) throw new Error(`${key} is public: register it outside the session scope`);
           throw new Error(`portal route ${key} has no entry in ROUTE_ACCESS (modules/portal/access.ts)`);
         }
-        route.config = { ...route.config, capability };
+        route.config = { ...route.config, capability, portalRoute: key as PortalRoute };
       }
     });
     auth.addHook('onRequest', async (request, reply) => {
@@ -213,9 +222,30 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
         }
       }
       request.portalSession = session;
-      const capability = request.routeOptions.config.capability;
-      if (capability === undefined || !allows(session.role, capability)) {
-        throw new DomainError('FORBIDDEN', refusalReason(session.role, capability ?? 'people'));
+      const { capability, portalRoute } = request.routeOptions.config;
+      if (capability === undefined || portalRoute === undefined) throw new DomainError('NOT_FOUND', 'no such endpoint');
+      const factor = session.secondFactor;
+      if (factor.pending && !BEFORE_SECOND_FACTOR.includes(portalRoute)) {
+        throw new DomainError(
+          'SECOND_FACTOR_REQUIRED',
+          'enter the code of your authenticator app (or a recovery code) first',
+        );
+      }
+      if (factor.required && !factor.enabled && !WITHOUT_REQUIRED_SECOND_FACTOR.includes(portalRoute)) {
+        throw new DomainError(
+          'SECOND_FACTOR_REQUIRED',
+          'your merchant requires a second factor: set up an authenticator app first',
+        );
+      }
+      if (!allows(session.role, capability)) {
+        throw new DomainError('FORBIDDEN', refusalReason(session.role, capability));
+      }
+      if (
+        factor.enabled &&
+        STEP_UP_ROUTES.includes(portalRoute) &&
+        (factor.checkedAt === null || services.now() - factor.checkedAt > STEP_UP_MS)
+      ) {
+        throw new DomainError('STEP_UP_REQUIRED', portalErrors.STEP_UP_REQUIRED.message);
       }
     });
 
@@ -546,6 +576,28 @@ function registerAccountRoutes(auth: FastifyInstance, services: PortalServices):
   });
   auth.post('/password', async (request) =>
     success(await portal.changePassword(sessionOf(request), request.body, actorOf(request))),
+  );
+
+  // The second factor: the sign-in's code (and step-up's), setting up TOTP, removing it.
+  auth.post('/session/second-factor', async (request) => {
+    await portal.checkSecondFactor(sessionOf(request), request.body, clientOf(request));
+    return success({ checked: true });
+  });
+  auth.get('/second-factor', async (request) => success(await portal.secondFactorStatus(sessionOf(request))));
+  auth.post('/second-factor/totp', async (request) => {
+    parseInput(emptyBody, request.body);
+    return success(await portal.startTotp(sessionOf(request)));
+  });
+  auth.post('/second-factor/totp/confirm', async (request) =>
+    success(await portal.confirmTotp(sessionOf(request), request.body, clientOf(request))),
+  );
+  auth.post('/second-factor/remove', async (request) => {
+    await portal.removeSecondFactor(sessionOf(request), request.body, clientOf(request));
+    return success({ removed: true });
+  });
+  auth.get('/security', async (request) => success({ requireSecondFactor: sessionOf(request).secondFactor.required }));
+  auth.post('/security', async (request) =>
+    success(await portal.setRequireSecondFactor(sessionOf(request).merchant, request.body, actorOf(request))),
   );
 
   auth.get('/people', async (request) => {

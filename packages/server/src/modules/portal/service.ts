@@ -6,7 +6,9 @@ import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import { DomainError } from '../../errors.js';
 import type { Merchants } from '../merchants/service.js';
 import { parseInput } from '../../validation.js';
+import type { SecretSealer } from '../../crypto/master-key.js';
 import type { Audit, AuditContext } from '../audit/service.js';
+import { enrollment, newRecoveryCodes, newTotpSecret, recoveryCodeHash, totpStep } from './second-factor.js';
 import { ROLES, type Role } from './access.js';
 import { portalErrors } from './errors.js';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -61,6 +63,17 @@ const inviteInput = z.object({ email, role: z.enum(ROLES).optional() });
 const personInput = z.object({ email: z.string().max(254).transform(normalizeEmail) });
 /** A role change. */
 const roleInput = personInput.extend({ role: z.enum(ROLES) });
+/** A TOTP code (6 digits; spaces allowed, as apps show them). */
+const totpCodeInput = z.object({ code: z.string().max(20) });
+/** A second-factor check: a TOTP code, or one of the recovery codes. */
+const secondFactorInput = z
+  .object({ code: z.string().max(20).optional(), recoveryCode: z.string().max(40).optional() })
+  .refine((v) => (v.code === undefined) !== (v.recoveryCode === undefined), {
+    message: 'give either code or recoveryCode',
+    path: ['code'],
+  });
+/** The merchant's security settings, set by owners. */
+const securityInput = z.object({ requireSecondFactor: z.boolean() }).strict();
 /** A password change: the current one, and the new one. */
 const passwordInput = z.object({ currentPassword: z.string().max(1024), newPassword });
 /** `acceptInvitation`'s body: the setup link's token and the new password. */
@@ -86,6 +99,17 @@ export interface PortalSession {
   readonly email: string;
   readonly role: Role;
   readonly merchant: PortalMerchant;
+  /** The person's second factor, and this session's checks of it. */
+  readonly secondFactor: {
+    /** The person has one (TOTP). */
+    readonly enabled: boolean;
+    /** The session was opened with the password and waits for a code. */
+    readonly pending: boolean;
+    /** When this session last checked it (sign-in or step-up). */
+    readonly checkedAt: number | null;
+    /** The merchant's owners require one of everyone. */
+    readonly required: boolean;
+  };
   readonly expiresAt: number;
   /** The CSRF token state-changing requests must echo in `X-CSRF-Token`. */
   readonly csrfToken: string;
@@ -134,6 +158,8 @@ export class PortalAccounts {
     /** Merchants are read through their module: the merchants table is not this module's. */
     private readonly merchants: Pick<Merchants, 'idOf' | 'findId' | 'profile'>,
     private readonly audit: Audit,
+    /** Seals TOTP secrets under the master key, as the platform keys are. */
+    private readonly sealer: SecretSealer,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -226,6 +252,7 @@ export class PortalAccounts {
       const user = await this.teammate(tx, merchant.id, address);
       await this.checkNotLastOwner(tx, merchant.id, user, 'removed');
       await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [user.id]);
+      await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [user.id]);
       await tx.query('DELETE FROM portal_users WHERE id = $1', [user.id]);
       await this.audit.record(tx, context, {
         action: 'person.removed',
@@ -328,35 +355,16 @@ export class PortalAccounts {
     const credentials = parseInput(signInInput, input);
     const ip = client.ip;
     const now = this.now();
-    const attemptId = await this.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`portal-login:${credentials.email}`]);
-      const since = new Date(now - LOCK_MS);
-      const recent = await tx.query<{ succeeded: boolean; created_at: Date }>(
-        `SELECT succeeded, created_at FROM login_attempts WHERE email = $1 AND created_at > $2
-          ORDER BY created_at DESC, id DESC LIMIT $3`,
-        [credentials.email, since, MAX_FAILURES_PER_EMAIL],
-      );
-      const latest = recent.rows[0];
-      if (latest && recent.rows.length === MAX_FAILURES_PER_EMAIL && recent.rows.every((r) => !r.succeeded)) {
-        throw locked(latest.created_at.getTime() + LOCK_MS - now);
-      }
-      const byIp = await tx.query<{ created_at: Date }>(
-        `SELECT created_at FROM login_attempts WHERE ip = $1 AND created_at > $2 AND NOT succeeded
-          ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET $3`,
-        [ip, since, MAX_FAILURES_PER_IP - 1],
-      );
-      const oldest = byIp.rows[0];
-      if (oldest) throw locked(oldest.created_at.getTime() + LOCK_MS - now);
-      const inserted = await tx.query<{ id: bigint }>(
-        'INSERT INTO login_attempts (email, ip, succeeded, created_at) VALUES ($1, $2, false, $3) RETURNING id',
-        [credentials.email, ip, new Date(now)],
-      );
-      return inserted.rows[0]?.id as bigint;
-    });
+    const attemptId = await this.attempt(credentials.email, ip, now);
 
     // A user's environment is its merchant's (an invitation names a merchant of this environment).
-    const users = await this.db.query<{ id: bigint; password_hash: string | null; merchant_id: bigint }>(
-      'SELECT id, password_hash, merchant_id FROM portal_users WHERE environment = $1 AND email = $2',
+    const users = await this.db.query<{
+      id: bigint;
+      password_hash: string | null;
+      merchant_id: bigint;
+      totp_enabled_at: Date | null;
+    }>(
+      'SELECT id, password_hash, merchant_id, totp_enabled_at FROM portal_users WHERE environment = $1 AND email = $2',
       [this.config.environment, credentials.email],
     );
     const user = users.rows[0];
@@ -385,12 +393,22 @@ export class PortalAccounts {
     await this.db.transaction(async (tx) => {
       await tx.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
       await tx.query(
-        `INSERT INTO portal_sessions (token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, user_agent, ip)
-         SELECT $1, id, merchant_id, $3, $3, $4, $5, $6 FROM portal_users WHERE id = $2`,
-        [sha256(token), user.id, new Date(now), new Date(now + SESSION_MAX_MS), client.userAgent ?? null, ip],
+        `INSERT INTO portal_sessions (token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, user_agent, ip,
+                                      second_factor_pending)
+         SELECT $1, id, merchant_id, $3, $3, $4, $5, $6, $7 FROM portal_users WHERE id = $2`,
+        [
+          sha256(token),
+          user.id,
+          new Date(now),
+          new Date(now + SESSION_MAX_MS),
+          client.userAgent ?? null,
+          ip,
+          user.totp_enabled_at !== null,
+        ],
       );
+      // With a second factor the session waits for its code: signed in only once it is given.
       await this.audit.record(tx, context, {
-        action: 'signin.succeeded',
+        action: user.totp_enabled_at === null ? 'signin.succeeded' : 'signin.password_accepted',
         merchant: merchant.accessKey,
         object: credentials.email,
       });
@@ -398,6 +416,40 @@ export class PortalAccounts {
     const session = await this.session(token);
     if (!session) throw new Error('a new session could not be read back');
     return { token, session };
+  }
+
+  /**
+   * Records an attempt (a password or a second-factor code) for `email` from `ip` as a failure,
+   * first refusing it while the email or the address is locked out (LOGIN_LOCKED); the caller
+   * marks it succeeded once the secret checks out. Under a per-email lock, so parallel guesses
+   * cannot slip past the lockout. Answers the attempt's id.
+   */
+  private attempt(email: string, ip: string, now: number): Promise<bigint> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`portal-login:${email}`]);
+      const since = new Date(now - LOCK_MS);
+      const recent = await tx.query<{ succeeded: boolean; created_at: Date }>(
+        `SELECT succeeded, created_at FROM login_attempts WHERE email = $1 AND created_at > $2
+          ORDER BY created_at DESC, id DESC LIMIT $3`,
+        [email, since, MAX_FAILURES_PER_EMAIL],
+      );
+      const latest = recent.rows[0];
+      if (latest && recent.rows.length === MAX_FAILURES_PER_EMAIL && recent.rows.every((r) => !r.succeeded)) {
+        throw locked(latest.created_at.getTime() + LOCK_MS - now);
+      }
+      const byIp = await tx.query<{ created_at: Date }>(
+        `SELECT created_at FROM login_attempts WHERE ip = $1 AND created_at > $2 AND NOT succeeded
+          ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET $3`,
+        [ip, since, MAX_FAILURES_PER_IP - 1],
+      );
+      const oldest = byIp.rows[0];
+      if (oldest) throw locked(oldest.created_at.getTime() + LOCK_MS - now);
+      const inserted = await tx.query<{ id: bigint }>(
+        'INSERT INTO login_attempts (email, ip, succeeded, created_at) VALUES ($1, $2, false, $3) RETURNING id',
+        [email, ip, new Date(now)],
+      );
+      return inserted.rows[0]?.id as bigint;
+    });
   }
 
   /** The live session of a cookie token, or `undefined` (unknown, revoked, expired or idle). */
@@ -412,10 +464,16 @@ export class PortalAccounts {
       merchant_id: bigint;
       last_seen_at: Date;
       expires_at: Date;
+      second_factor_pending: boolean;
+      second_factor_at: Date | null;
+      totp_enabled_at: Date | null;
+      required: boolean | null;
     }>(
-      `SELECT s.id, s.user_id, u.email, u.role, s.merchant_id, s.last_seen_at, s.expires_at
+      `SELECT s.id, s.user_id, u.email, u.role, s.merchant_id, s.last_seen_at, s.expires_at,
+              s.second_factor_pending, s.second_factor_at, u.totp_enabled_at, m.require_second_factor AS required
          FROM portal_sessions s
          JOIN portal_users u ON u.id = s.user_id
+         LEFT JOIN portal_merchant_settings m ON m.merchant_id = s.merchant_id
         WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2 AND s.last_seen_at > $3`,
       [sha256(token), new Date(now), new Date(now - SESSION_IDLE_MS)],
     );
@@ -436,6 +494,12 @@ export class PortalAccounts {
       merchant,
       expiresAt: Math.min(row.expires_at.getTime(), Math.max(now, row.last_seen_at.getTime()) + SESSION_IDLE_MS),
       csrfToken: csrfTokenFor(token),
+      secondFactor: {
+        enabled: row.totp_enabled_at !== null,
+        pending: row.second_factor_pending,
+        checkedAt: row.second_factor_at?.getTime() ?? null,
+        required: row.required === true,
+      },
     };
   }
 
@@ -536,6 +600,264 @@ export class PortalAccounts {
     });
   }
 
+  // ---- The second factor (TOTP and recovery codes) ----
+
+  /** The person's second factor: whether on, how many recovery codes are left, whether required. */
+  async secondFactorStatus(session: PortalSession) {
+    const left = await this.db.query<{ n: bigint }>(
+      'SELECT count(*)::bigint AS n FROM portal_recovery_codes WHERE user_id = $1 AND used_at IS NULL',
+      [session.userId],
+    );
+    return {
+      enabled: session.secondFactor.enabled,
+      recoveryCodesLeft: Number(left.rows[0]?.n ?? 0),
+      required: session.secondFactor.required,
+    };
+  }
+
+  /**
+   * Starts setting up TOTP: a new secret, kept aside (sealed) until `confirmTotp` gets a first
+   * code from it. Answers what the authenticator app is shown: a QR code and the secret as text.
+   */
+  async startTotp(session: PortalSession) {
+    const secret = newTotpSecret();
+    const { sealed, sealedUnder } = this.sealer.seal(secret, totpData(session.userId));
+    await this.db.query(
+      'UPDATE portal_users SET totp_pending_sealed = $2, totp_pending_sealed_under = $3, updated_at = $4 WHERE id = $1',
+      [session.userId, sealed, sealedUnder, new Date(this.now())],
+    );
+    return enrollment(secret, session.email, session.merchant.name);
+  }
+
+  /**
+   * Turns TOTP on with the first code of the secret `startTotp` made, and answers ten fresh
+   * recovery codes (shown once; only their hashes are kept). Wrong codes count as failed sign-ins.
+   */
+  async confirmTotp(session: PortalSession, input: unknown, client: ClientInfo): Promise<{ recoveryCodes: string[] }> {
+    const { code } = parseInput(totpCodeInput, input);
+    const now = this.now();
+    const attemptId = await this.attempt(session.email, client.ip, now);
+    const codes = newRecoveryCodes();
+    await this.db.transaction(async (tx) => {
+      const user = await this.lockUser(tx, session.userId);
+      if (user.totp_pending_sealed === null || user.totp_pending_sealed_under === null) {
+        throw new DomainError('INVALID_STATE', 'start setting up the authenticator app first');
+      }
+      const secret = this.sealer.open(
+        Buffer.from(user.totp_pending_sealed),
+        totpData(session.userId),
+        user.totp_pending_sealed_under,
+      );
+      const step = totpStep(secret, code, now);
+      if (step === undefined) throw wrongCode();
+      await tx.query(
+        `UPDATE portal_users SET totp_sealed = totp_pending_sealed, totp_sealed_under = totp_pending_sealed_under,
+                totp_pending_sealed = NULL, totp_pending_sealed_under = NULL, totp_enabled_at = $2, totp_last_step = $3,
+                updated_at = $2
+          WHERE id = $1`,
+        [session.userId, new Date(now), step],
+      );
+      await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [session.userId]);
+      for (const recovery of codes) {
+        await tx.query('INSERT INTO portal_recovery_codes (user_id, code_hash) VALUES ($1, $2)', [
+          session.userId,
+          recoveryCodeHash(recovery),
+        ]);
+      }
+      await tx.query('UPDATE portal_sessions SET second_factor_at = $2, second_factor_pending = false WHERE id = $1', [
+        session.sessionId,
+        new Date(now),
+      ]);
+      await tx.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
+      await this.audit.record(tx, userContext(session.email, client), {
+        action: 'second_factor.added',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { kind: 'totp' },
+      });
+    });
+    return { recoveryCodes: codes };
+  }
+
+  /**
+   * Checks a code (TOTP or a recovery code) for the session: completes a sign-in waiting for it,
+   * or refreshes the session's last check (step-up). A TOTP code is accepted once, a recovery code
+   * is used up; wrong codes count as failed sign-ins (the sign-in lockout applies).
+   */
+  async checkSecondFactor(session: PortalSession, input: unknown, client: ClientInfo): Promise<void> {
+    const given = parseInput(secondFactorInput, input);
+    const now = this.now();
+    const attemptId = await this.attempt(session.email, client.ip, now);
+    const context = userContext(session.email, client);
+    const used = await this.db.transaction(async (tx) => {
+      const user = await this.lockUser(tx, session.userId);
+      const how = await this.verifyCode(tx, user, given, now);
+      if (how === undefined) return undefined;
+      await tx.query('UPDATE portal_sessions SET second_factor_at = $2, second_factor_pending = false WHERE id = $1', [
+        session.sessionId,
+        new Date(now),
+      ]);
+      await tx.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
+      await this.audit.record(tx, context, {
+        action: session.secondFactor.pending ? 'signin.succeeded' : 'second_factor.checked',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { with: how },
+      });
+      return how;
+    });
+    if (used === undefined) {
+      await this.audit.recordAlone(context, {
+        action: session.secondFactor.pending ? 'signin.failed' : 'second_factor.failed',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { reason: 'wrong code' },
+      });
+      throw wrongCode();
+    }
+  }
+
+  /** Turns the second factor off (given a current code); every other session of the person ends. */
+  async removeSecondFactor(session: PortalSession, input: unknown, client: ClientInfo): Promise<void> {
+    const given = parseInput(secondFactorInput, input);
+    const now = this.now();
+    const attemptId = await this.attempt(session.email, client.ip, now);
+    const removed = await this.db.transaction(async (tx) => {
+      const user = await this.lockUser(tx, session.userId);
+      if (user.totp_sealed === null) throw new DomainError('INVALID_STATE', 'no second factor is set up');
+      if ((await this.verifyCode(tx, user, given, now)) === undefined) return false;
+      await tx.query(
+        `UPDATE portal_users SET totp_sealed = NULL, totp_sealed_under = NULL, totp_enabled_at = NULL, totp_last_step = NULL,
+                updated_at = $2
+          WHERE id = $1`,
+        [session.userId, new Date(now)],
+      );
+      await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [session.userId]);
+      await tx.query(
+        'UPDATE portal_sessions SET revoked_at = $3 WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL',
+        [session.userId, session.sessionId, new Date(now)],
+      );
+      await tx.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
+      await this.audit.record(tx, userContext(session.email, client), {
+        action: 'second_factor.removed',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { kind: 'totp' },
+      });
+      return true;
+    });
+    if (!removed) throw wrongCode();
+  }
+
+  /** Whether the merchant's owners require a second factor of everyone. */
+  async setRequireSecondFactor(merchant: PortalMerchant, input: unknown, context: AuditContext) {
+    const { requireSecondFactor } = parseInput(securityInput, input);
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO portal_merchant_settings (merchant_id, require_second_factor, updated_at) VALUES ($1, $2, $3)
+         ON CONFLICT (merchant_id) DO UPDATE SET require_second_factor = EXCLUDED.require_second_factor,
+                                                 updated_at = EXCLUDED.updated_at`,
+        [merchant.id, requireSecondFactor, new Date(this.now())],
+      );
+      await this.audit.record(tx, context, {
+        action: 'security.changed',
+        merchant: merchant.accessKey,
+        detail: { requireSecondFactor },
+      });
+    });
+    return { requireSecondFactor };
+  }
+
+  /**
+   * Re-seals every TOTP secret not sealed under the current master key, inside the transaction of
+   * `paygate master-key reseal` (which then retires the other master keys). Refused, like the
+   * platform keys' re-seal, when one is sealed under a key this instance does not hold.
+   */
+  async resealSecrets(tx: Queryable): Promise<number> {
+    const current = this.sealer.currentKeyId;
+    const rows = await tx.query<{
+      id: bigint;
+      totp_sealed: Uint8Array | null;
+      totp_sealed_under: string | null;
+      totp_pending_sealed: Uint8Array | null;
+      totp_pending_sealed_under: string | null;
+    }>(
+      `SELECT id, totp_sealed, totp_sealed_under, totp_pending_sealed, totp_pending_sealed_under FROM portal_users
+        WHERE (totp_sealed IS NOT NULL AND totp_sealed_under <> $1)
+           OR (totp_pending_sealed IS NOT NULL AND totp_pending_sealed_under <> $1)
+        FOR UPDATE`,
+      [current],
+    );
+    for (const row of rows.rows) {
+      const reseal = (sealed: Uint8Array | null, under: string | null) => {
+        if (sealed === null || under === null) return { sealed: null, sealedUnder: null };
+        if (!this.sealer.holds(under)) {
+          throw new DomainError(
+            'INVALID_STATE',
+            `a portal user's second factor is sealed under master key ${under}, which this instance does not hold: ` +
+              'restart it with that key in PAYGATE_MASTER_KEY_PREVIOUS first',
+          );
+        }
+        return this.sealer.seal(this.sealer.open(Buffer.from(sealed), totpData(row.id), under), totpData(row.id));
+      };
+      const active = reseal(row.totp_sealed, row.totp_sealed_under);
+      const pending = reseal(row.totp_pending_sealed, row.totp_pending_sealed_under);
+      await tx.query(
+        `UPDATE portal_users SET totp_sealed = $2, totp_sealed_under = $3, totp_pending_sealed = $4,
+                totp_pending_sealed_under = $5 WHERE id = $1`,
+        [row.id, active.sealed, active.sealedUnder, pending.sealed, pending.sealedUnder],
+      );
+    }
+    return rows.rows.length;
+  }
+
+  private async lockUser(tx: Queryable, userId: bigint) {
+    const users = await tx.query<{
+      id: bigint;
+      totp_sealed: Uint8Array | null;
+      totp_sealed_under: string | null;
+      totp_pending_sealed: Uint8Array | null;
+      totp_pending_sealed_under: string | null;
+      totp_last_step: bigint | null;
+    }>(
+      `SELECT id, totp_sealed, totp_sealed_under, totp_pending_sealed, totp_pending_sealed_under, totp_last_step
+         FROM portal_users WHERE id = $1 FOR UPDATE`,
+      [userId],
+    );
+    const user = users.rows[0];
+    if (!user) throw new DomainError('NOT_FOUND', 'no such user');
+    return user;
+  }
+
+  /**
+   * Checks `given` against the user's TOTP secret (a code of a time step not used before) or an
+   * unused recovery code, using it up; answers how it was checked, or undefined when it was not.
+   */
+  private async verifyCode(
+    tx: Queryable,
+    user: Awaited<ReturnType<PortalAccounts['lockUser']>>,
+    given: { code?: string | undefined; recoveryCode?: string | undefined },
+    now: number,
+  ): Promise<'totp' | 'recovery code' | undefined> {
+    if (user.totp_sealed === null || user.totp_sealed_under === null) {
+      throw new DomainError('INVALID_STATE', 'no second factor is set up');
+    }
+    if (given.code !== undefined) {
+      const secret = this.sealer.open(Buffer.from(user.totp_sealed), totpData(user.id), user.totp_sealed_under);
+      const step = totpStep(secret, given.code, now);
+      // A code is good once: a step at or before the last one used is a replay.
+      if (step === undefined || (user.totp_last_step !== null && BigInt(step) <= user.totp_last_step)) return undefined;
+      await tx.query('UPDATE portal_users SET totp_last_step = $2 WHERE id = $1', [user.id, step]);
+      return 'totp';
+    }
+    const used = await tx.query(
+      `UPDATE portal_recovery_codes SET used_at = $3
+        WHERE id = (SELECT id FROM portal_recovery_codes WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL LIMIT 1)`,
+      [user.id, recoveryCodeHash(given.recoveryCode ?? ''), new Date(now)],
+    );
+    return used.rowCount === 1 ? 'recovery code' : undefined;
+  }
+
   async signOut(session: PortalSession): Promise<void> {
     await this.db.query('UPDATE portal_sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [
       session.sessionId,
@@ -627,6 +949,11 @@ export function describeDevice(userAgent: string | null): string {
   const system = SYSTEMS.find(([pattern]) => pattern.test(userAgent))?.[1];
   return system ? `${browser} on ${system}` : browser;
 }
+
+/** What a TOTP secret is sealed to: its user (a sealed secret moved to another row does not open). */
+const totpData = (userId: bigint) => `portal-totp:${userId}`;
+
+const wrongCode = () => new DomainError('SECOND_FACTOR_FAILED', portalErrors.SECOND_FACTOR_FAILED.message);
 
 function locked(retryAfterMs: number): DomainError {
   return new DomainError('LOGIN_LOCKED', portalErrors.LOGIN_LOCKED.message, [], {
