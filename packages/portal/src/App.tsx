@@ -86,6 +86,7 @@ export function App() {
   if (factor.pending) {
     return (
       <SecondFactorSignIn
+        session={state.session}
         onDone={(session) => setState({ kind: 'signed-in', session })}
         onSignOut={() => void signOut()}
       />

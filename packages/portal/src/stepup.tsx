@@ -1,12 +1,14 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, setStepUpHandler } from './api';
 import { CodeForm } from './pages/second-factor';
+import { useSession } from './session';
 
 /**
  * The step-up dialog: a sensitive change (keys, people, roles, security) answered
  * STEP_UP_REQUIRED, so the person gives a code again; the change is then sent once more.
  */
 export function StepUpDialog() {
+  const session = useSession();
   const dialog = useRef<HTMLDialogElement>(null);
   const pending = useRef<((ok: boolean) => void) | undefined>(undefined);
   const [open, setOpen] = useState(false);
@@ -38,6 +40,7 @@ export function StepUpDialog() {
       <p>This change needs your second factor again: your last check is older than 5 minutes.</p>
       {open ? (
         <CodeForm
+          passkey={session?.secondFactor.passkeys ?? false}
           submitLabel="Confirm"
           onCode={async (body) => {
             await api.post('/session/second-factor', body);

@@ -35,6 +35,31 @@ CREATE INDEX portal_recovery_codes_user ON portal_recovery_codes (user_id);
 ALTER TABLE portal_sessions ADD COLUMN second_factor_pending boolean NOT NULL DEFAULT false;
 ALTER TABLE portal_sessions ADD COLUMN second_factor_at timestamptz;
 
+-- Passkeys (WebAuthn): several per user, each a sign-in on its own or a second factor after the
+-- password. The credential's public key (COSE) and signature counter, as the library verifies them.
+CREATE TABLE portal_passkeys (
+  id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  user_id        bigint NOT NULL REFERENCES portal_users (id),
+  -- base64url, as the browser names it; one credential belongs to one user.
+  credential_id  text NOT NULL UNIQUE,
+  public_key     bytea NOT NULL,
+  counter        bigint NOT NULL,
+  transports     text,
+  name           text NOT NULL,
+  created_at     timestamptz NOT NULL,
+  last_used_at   timestamptz
+);
+CREATE INDEX portal_passkeys_user ON portal_passkeys (user_id);
+
+-- A WebAuthn ceremony's one-time challenge: for a user adding a passkey or checking one after
+-- the password (user_id), or for a sign-in with a passkey alone (no user yet). Used once.
+CREATE TABLE portal_webauthn_challenges (
+  challenge   text PRIMARY KEY,
+  purpose     text NOT NULL CHECK (purpose IN ('register', 'authenticate')),
+  user_id     bigint REFERENCES portal_users (id),
+  expires_at  timestamptz NOT NULL
+);
+
 -- What a merchant's owners decided for everyone of the merchant.
 CREATE TABLE portal_merchant_settings (
   merchant_id            bigint PRIMARY KEY REFERENCES merchants (id),

@@ -112,6 +112,17 @@ for (const database of databases()) {
       client = await PortalClient.signIn(platform, owner.email, PASSWORD);
       assert.equal((await admin('POST', '/master-key/reseal')).status, 200);
       assert.equal((await admin('POST', '/events/resend', { eventId })).status, 200);
+      const onboarded = await admin('POST', '/merchants', {
+        name: 'Onboarded Shop',
+        publicKey: Buffer.from(generateSigningKey().publicKey).toString('base64'),
+      });
+      assert.equal(onboarded.status, 200);
+      const onboardedKey = ((await onboarded.json()) as { data: { accessKey: string } }).data.accessKey;
+      const created = await trail(onboardedKey);
+      assert.deepEqual(
+        created.map((e) => [e.actor.kind, e.action, e.detail]),
+        [['operator', 'merchant.created', { name: 'Onboarded Shop' }]],
+      );
 
       const entries = await trail();
       const mine = entries.filter((e) => e.merchant === shop.accessKey);

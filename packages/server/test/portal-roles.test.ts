@@ -32,7 +32,8 @@ const concrete = (path: string) =>
   path
     .replace(':orderNo', 'P000000000000000001')
     .replace(':eventId', 'evt_01JAAAAAAAAAAAAAAAAAAAAAAA')
-    .replace(':sessionId', '999999999');
+    .replace(':sessionId', '999999999')
+    .replace(':passkeyId', '999999999');
 
 for (const database of databases()) {
   describe(`portal roles and teammates (${database})`, () => {

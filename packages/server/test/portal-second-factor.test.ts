@@ -58,7 +58,13 @@ for (const database of databases()) {
       assert.equal(recoveryCodes.length, 10);
       assert.equal(new Set(recoveryCodes).size, 10);
       const after = await ownerClient.get<{ enabled: boolean; recoveryCodesLeft: number }>('/portal/api/second-factor');
-      assert.deepEqual(after.body.data, { enabled: true, recoveryCodesLeft: 10, required: false });
+      assert.deepEqual(after.body.data, {
+        enabled: true,
+        totp: true,
+        passkeys: false,
+        recoveryCodesLeft: 10,
+        required: false,
+      });
       const stored = await platform.services.db.query<{ code_hash: Uint8Array }>(
         'SELECT code_hash FROM portal_recovery_codes',
       );
@@ -157,6 +163,8 @@ for (const database of databases()) {
       const session = await devClient.get<SessionView>('/portal/api/session');
       assert.deepEqual(session.body.data?.secondFactor, {
         enabled: false,
+        totp: false,
+        passkeys: false,
         pending: false,
         checkedAt: null,
         required: true,

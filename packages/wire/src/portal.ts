@@ -102,7 +102,9 @@ export const PortalSession = z.object({
   role: PortalRole,
   capabilities: z.array(PortalCapability),
   secondFactor: z.object({
-    enabled: z.boolean().meta({ description: 'The person has a second factor (TOTP)' }),
+    enabled: z.boolean().meta({ description: 'The person has a second factor (TOTP or a passkey)' }),
+    totp: z.boolean(),
+    passkeys: z.boolean(),
     pending: z.boolean().meta({ description: 'The session waits for the code of its sign-in' }),
     checkedAt: z.int().nullable().meta({ description: "This session's last check of it (step-up after 5 minutes)" }),
     required: z.boolean().meta({ description: "The merchant's owners require one of everyone" }),

@@ -1,3 +1,4 @@
+import { startRegistration } from '@simplewebauthn/browser';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api';
 import { ErrorAlert, Field, Loading, Notice, PageHeading, TableWrap, Time, useAsync } from '../components';
@@ -9,7 +10,7 @@ import { CodeForm, TotpSetup } from './second-factor';
 /** The person's second factor: set it up, see the recovery codes left, turn it off. */
 function SecondFactorSection() {
   const status = useAsync(
-    () => api.get<{ enabled: boolean; recoveryCodesLeft: number; required: boolean }>('/second-factor'),
+    () => api.get<{ enabled: boolean; totp: boolean; recoveryCodesLeft: number; required: boolean }>('/second-factor'),
     [],
   );
   const [notice, setNotice] = useState('');
@@ -18,7 +19,7 @@ function SecondFactorSection() {
       <h2 id="second-factor">Second factor</h2>
       <Notice text={notice} />
       <ErrorAlert error={status.error} />
-      {status.data?.enabled ? (
+      {status.data?.totp ? (
         <>
           <p>
             An authenticator app is set up: signing in asks for its code, and so do key, people and security changes
@@ -159,6 +160,7 @@ export function AccountPage() {
         ) : null}
       </section>
       <SecondFactorSection />
+      <PasskeysSection />
       <section className="card" aria-labelledby="password">
         <h2 id="password">Change your password</h2>
         <form className="stack" onSubmit={(event) => void change(event)}>
@@ -195,5 +197,127 @@ export function AccountPage() {
         </form>
       </section>
     </>
+  );
+}
+
+interface Passkey {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAt: number;
+  readonly lastUsedAt: number | null;
+}
+
+/** The person's passkeys: add one (this device's, or a security key), remove any. */
+function PasskeysSection() {
+  const listed = useAsync(() => api.get<Passkey[]>('/passkeys'), []);
+  const [current, setCurrent] = useState<Passkey[]>();
+  const passkeys = current ?? listed.data;
+  const [name, setName] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState(false);
+  const act = async (work: () => Promise<Passkey[]>, done: string) => {
+    setBusy(true);
+    setError(undefined);
+    setNotice('');
+    try {
+      setCurrent(await work());
+      setNotice(done);
+      return true;
+    } catch (caught) {
+      setError(caught);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const add = async (event: FormEvent) => {
+    event.preventDefault();
+    const chosen = name.trim();
+    const added = await act(async () => {
+      const optionsJSON = await api.post<Parameters<typeof startRegistration>[0]['optionsJSON']>(
+        '/passkeys/options',
+        {},
+      );
+      const response = await startRegistration({ optionsJSON });
+      return api.post<Passkey[]>('/passkeys', { name: chosen, response });
+    }, `Passkey “${chosen}” added: sign in with it alone, or use it after your password.`);
+    if (added) setName('');
+  };
+  return (
+    <section className="card" aria-labelledby="passkeys">
+      <h2 id="passkeys">Passkeys</h2>
+      <Notice text={notice} />
+      <ErrorAlert error={error ?? listed.error} />
+      {passkeys && passkeys.length > 0 ? (
+        <TableWrap label="Your passkeys">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Added</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {passkeys.map((p) => (
+                <tr key={p.id}>
+                  <td>{p.name}</td>
+                  <td>
+                    <Time ms={p.createdAt} />
+                  </td>
+                  <td>
+                    <Time ms={p.lastUsedAt} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      className="button button-danger button-small"
+                      disabled={busy}
+                      aria-label={`Remove passkey ${p.name}`}
+                      onClick={() =>
+                        void act(
+                          () => api.post<Passkey[]>(`/passkeys/${encodeURIComponent(p.id)}/remove`, {}),
+                          `Passkey “${p.name}” removed; your other sessions were signed out.`,
+                        )
+                      }
+                    >
+                      Remove
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      ) : passkeys ? (
+        <p>
+          No passkey yet. A passkey signs you in with your device&apos;s lock (fingerprint, face, PIN): nothing to type.
+        </p>
+      ) : null}
+      <form className="stack" onSubmit={(event) => void add(event)}>
+        <Field label="Passkey name" hint="To tell your passkeys apart, for example “Work laptop”.">
+          {(props) => (
+            <input
+              {...props}
+              type="text"
+              name="passkeyName"
+              required
+              maxLength={60}
+              value={name}
+              onChange={(event) => setName(event.target.value)}
+            />
+          )}
+        </Field>
+        <div>
+          <button type="submit" className="button button-primary" disabled={busy}>
+            Add a passkey
+          </button>
+        </div>
+      </form>
+    </section>
   );
 }

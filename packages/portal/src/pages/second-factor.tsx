@@ -1,3 +1,4 @@
+import { startAuthentication } from '@simplewebauthn/browser';
 import { type FormEvent, useState } from 'react';
 import { ApiError, api, setCsrfToken } from '../api';
 import { ErrorAlert, Field, Notice, PageHeading } from '../components';
@@ -19,9 +20,12 @@ function codeError(error: unknown): unknown {
 export function CodeForm({
   submitLabel,
   onCode,
+  passkey = false,
 }: {
   submitLabel: string;
-  onCode: (body: { code: string } | { recoveryCode: string }) => Promise<void>;
+  onCode: (body: { code: string } | { recoveryCode: string } | { passkey: unknown }) => Promise<void>;
+  /** Offer the person's passkey too (they have one). */
+  passkey?: boolean;
 }) {
   const [recovery, setRecovery] = useState(false);
   const [value, setValue] = useState('');
@@ -40,9 +44,31 @@ export function CodeForm({
       setBusy(false);
     }
   };
+  const usePasskey = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const optionsJSON = await api.post<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
+        '/session/second-factor/options',
+        {},
+      );
+      await onCode({ passkey: await startAuthentication({ optionsJSON }) });
+    } catch (caught) {
+      setError(codeError(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
   return (
     <form onSubmit={(event) => void submit(event)} className="stack">
       <ErrorAlert error={error} />
+      {passkey ? (
+        <div>
+          <button type="button" className="button button-primary" disabled={busy} onClick={() => void usePasskey()}>
+            Use your passkey
+          </button>
+        </div>
+      ) : null}
       <Field
         label={recovery ? 'Recovery code' : 'Code from your authenticator app'}
         hint={recovery ? 'One of the ten codes you saved; each works once.' : 'Six digits; a new one every 30 seconds.'}
@@ -81,9 +107,11 @@ export function CodeForm({
 
 /** After the password, a sign-in with a second factor asks for its code. */
 export function SecondFactorSignIn({
+  session,
   onDone,
   onSignOut,
 }: {
+  session: Session;
   onDone: (session: Session) => void;
   onSignOut: () => void;
 }) {
@@ -93,8 +121,18 @@ export function SecondFactorSignIn({
       <div className="auth-card">
         <p className="brand">Paygate</p>
         <PageHeading>Enter your code</PageHeading>
-        <p>Your password is right. Now the code from your authenticator app, or one of your recovery codes.</p>
+        <p>
+          Your password is right. Now your second factor:{' '}
+          {[
+            session.secondFactor.passkeys ? 'your passkey' : '',
+            session.secondFactor.totp ? 'the code from your authenticator app, or one of your recovery codes' : '',
+          ]
+            .filter(Boolean)
+            .join(', or ')}
+          .
+        </p>
         <CodeForm
+          passkey={session.secondFactor.passkeys}
           submitLabel="Sign in"
           onCode={async (body) => {
             await api.post('/session/second-factor', body);

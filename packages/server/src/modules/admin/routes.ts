@@ -95,7 +95,15 @@ export function adminRoutes(admin: FastifyInstance, services: AdminServices, adm
 
   admin.post('/merchants', async (request) => {
     const input = parseInput(merchantInput, request.body);
-    const { accessKey } = await services.merchants.create(input.name, input.publicKey);
+    const { accessKey } = await services.merchants.create(
+      input.name,
+      input.publicKey,
+      audited(request, ({ accessKey: created }: { accessKey: string }) => ({
+        action: 'merchant.created',
+        merchant: created,
+        detail: { name: input.name.trim() },
+      })),
+    );
     return success(await onboardingView(services, accessKey));
   });
   admin.get('/merchants', async () => success(await services.merchants.list()));

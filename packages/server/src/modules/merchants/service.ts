@@ -75,7 +75,11 @@ export class Merchants {
   ) {}
 
   /** Onboards a merchant with its first public key; the access key carries the environment. */
-  async create(name: string, publicKeyText: string): Promise<{ accessKey: string; environment: Environment }> {
+  async create(
+    name: string,
+    publicKeyText: string,
+    also?: InTransaction<{ accessKey: string }>,
+  ): Promise<{ accessKey: string; environment: Environment }> {
     // No control characters: none belongs in a name shown to people, and PostgreSQL text cannot hold NUL.
     if (name.trim().length === 0 || name.length > 200 || /\p{Cc}/u.test(name)) {
       throw validationFailed([{ field: 'name', message: 'a name of 1 to 200 characters, without control characters' }]);
@@ -91,6 +95,7 @@ export class Merchants {
         inserted.rows[0]?.id,
         publicKey,
       ]);
+      await also?.(tx, { accessKey });
     });
     return { accessKey, environment: this.environment };
   }

@@ -51,6 +51,11 @@ export const ROUTE_ACCESS = {
   'POST /sessions/:sessionId/end': 'self',
   'POST /password': 'self',
   'POST /session/second-factor': 'self',
+  'POST /session/second-factor/options': 'self',
+  'GET /passkeys': 'self',
+  'POST /passkeys/options': 'self',
+  'POST /passkeys': 'self',
+  'POST /passkeys/:passkeyId/remove': 'self',
   'GET /second-factor': 'self',
   'POST /second-factor/totp': 'self',
   'POST /second-factor/totp/confirm': 'self',
@@ -91,6 +96,7 @@ export const BEFORE_SECOND_FACTOR: readonly PortalRoute[] = [
   'GET /session',
   'POST /session/logout',
   'POST /session/second-factor',
+  'POST /session/second-factor/options',
 ];
 
 /** What a person without a second factor may call when the merchant requires one: setting one up. */
@@ -99,6 +105,9 @@ export const WITHOUT_REQUIRED_SECOND_FACTOR: readonly PortalRoute[] = [
   'GET /second-factor',
   'POST /second-factor/totp',
   'POST /second-factor/totp/confirm',
+  'GET /passkeys',
+  'POST /passkeys/options',
+  'POST /passkeys',
 ];
 
 /**
@@ -112,10 +121,16 @@ export const STEP_UP_ROUTES: readonly PortalRoute[] = [
   'POST /people/role',
   'POST /people/remove',
   'POST /security',
+  'POST /passkeys/:passkeyId/remove',
 ];
 
 /** The routes anyone may call, signed in or not. */
-export const PUBLIC_ROUTES: readonly string[] = ['POST /session', 'POST /setup'];
+export const PUBLIC_ROUTES: readonly string[] = [
+  'POST /session',
+  'POST /setup',
+  'POST /session/passkey/options',
+  'POST /session/passkey',
+];
 
 export function allows(role: Role, capability: Capability): boolean {
   return CAPABILITY_ROLES[capability].includes(role);

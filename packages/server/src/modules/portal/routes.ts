@@ -193,6 +193,16 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
     return success(sessionView(session));
   });
   api.post('/setup', async (request) => success(await portal.acceptInvitation(request.body, clientOf(request))));
+  // A sign-in with a passkey alone (WebAuthn, a discoverable credential chosen in the browser).
+  api.post('/session/passkey/options', async (request) => {
+    parseInput(emptyBody, request.body);
+    return success(await portal.passkeyAuthenticationOptions());
+  });
+  api.post('/session/passkey', async (request, reply) => {
+    const { token, session } = await portal.signInWithPasskey(request.body, clientOf(request));
+    setSession(reply, token, session.expiresAt - services.now());
+    return success(sessionView(session));
+  });
 
   api.register(async (auth) => {
     // Every route of this scope says what it needs, in ROUTE_ACCESS alone: a route missing from
@@ -583,7 +593,23 @@ function registerAccountRoutes(auth: FastifyInstance, services: PortalServices):
     await portal.checkSecondFactor(sessionOf(request), request.body, clientOf(request));
     return success({ checked: true });
   });
+  auth.post('/session/second-factor/options', async (request) => {
+    parseInput(emptyBody, request.body);
+    return success(await portal.passkeyAuthenticationOptions(sessionOf(request)));
+  });
   auth.get('/second-factor', async (request) => success(await portal.secondFactorStatus(sessionOf(request))));
+  auth.get('/passkeys', async (request) => success(await portal.passkeys(sessionOf(request))));
+  auth.post('/passkeys/options', async (request) => {
+    parseInput(emptyBody, request.body);
+    return success(await portal.passkeyRegistrationOptions(sessionOf(request)));
+  });
+  auth.post('/passkeys', async (request) =>
+    success(await portal.registerPasskey(sessionOf(request), request.body, clientOf(request))),
+  );
+  auth.post('/passkeys/:passkeyId/remove', async (request) => {
+    const { passkeyId } = parseInput(z.object({ passkeyId: z.string().max(20) }), request.params);
+    return success(await portal.removePasskey(sessionOf(request), passkeyId, clientOf(request)));
+  });
   auth.post('/second-factor/totp', async (request) => {
     parseInput(emptyBody, request.body);
     return success(await portal.startTotp(sessionOf(request)));

@@ -6,6 +6,15 @@ import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import { DomainError } from '../../errors.js';
 import type { Merchants } from '../merchants/service.js';
 import { parseInput } from '../../validation.js';
+import {
+  type AuthenticationResponseJSON,
+  type AuthenticatorTransport,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
 import type { SecretSealer } from '../../crypto/master-key.js';
 import type { Audit, AuditContext } from '../audit/service.js';
 import { enrollment, newRecoveryCodes, newTotpSecret, recoveryCodeHash, totpStep } from './second-factor.js';
@@ -67,11 +76,22 @@ const roleInput = personInput.extend({ role: z.enum(ROLES) });
 const totpCodeInput = z.object({ code: z.string().max(20) });
 /** A second-factor check: a TOTP code, or one of the recovery codes. */
 const secondFactorInput = z
-  .object({ code: z.string().max(20).optional(), recoveryCode: z.string().max(40).optional() })
-  .refine((v) => (v.code === undefined) !== (v.recoveryCode === undefined), {
-    message: 'give either code or recoveryCode',
+  .object({
+    code: z.string().max(20).optional(),
+    recoveryCode: z.string().max(40).optional(),
+    passkey: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((v) => [v.code, v.recoveryCode, v.passkey].filter((x) => x !== undefined).length === 1, {
+    message: 'give one of code, recoveryCode or passkey',
     path: ['code'],
   });
+/** A passkey's registration: the browser's answer, and a name the person chooses. */
+const passkeyRegistrationInput = z.object({
+  name: z.string().trim().min(1).max(60).regex(NO_CONTROL_CHARACTERS, 'no control characters'),
+  response: z.record(z.string(), z.unknown()),
+});
+/** A sign-in with a passkey alone: the browser's assertion. */
+const passkeySignInInput = z.object({ response: z.record(z.string(), z.unknown()) });
 /** The merchant's security settings, set by owners. */
 const securityInput = z.object({ requireSecondFactor: z.boolean() }).strict();
 /** A password change: the current one, and the new one. */
@@ -101,8 +121,10 @@ export interface PortalSession {
   readonly merchant: PortalMerchant;
   /** The person's second factor, and this session's checks of it. */
   readonly secondFactor: {
-    /** The person has one (TOTP). */
+    /** The person has one (TOTP or a passkey). */
     readonly enabled: boolean;
+    readonly totp: boolean;
+    readonly passkeys: boolean;
     /** The session was opened with the password and waits for a code. */
     readonly pending: boolean;
     /** When this session last checked it (sign-in or step-up). */
@@ -154,7 +176,7 @@ export function sameToken(a: string, b: string): boolean {
 export class PortalAccounts {
   constructor(
     private readonly db: Db,
-    private readonly config: Pick<Config, 'environment'>,
+    private readonly config: Pick<Config, 'environment' | 'publicUrl'>,
     /** Merchants are read through their module: the merchants table is not this module's. */
     private readonly merchants: Pick<Merchants, 'idOf' | 'findId' | 'profile'>,
     private readonly audit: Audit,
@@ -253,6 +275,8 @@ export class PortalAccounts {
       await this.checkNotLastOwner(tx, merchant.id, user, 'removed');
       await tx.query('DELETE FROM portal_sessions WHERE user_id = $1', [user.id]);
       await tx.query('DELETE FROM portal_recovery_codes WHERE user_id = $1', [user.id]);
+      await tx.query('DELETE FROM portal_passkeys WHERE user_id = $1', [user.id]);
+      await tx.query('DELETE FROM portal_webauthn_challenges WHERE user_id = $1', [user.id]);
       await tx.query('DELETE FROM portal_users WHERE id = $1', [user.id]);
       await this.audit.record(tx, context, {
         action: 'person.removed',
@@ -363,8 +387,11 @@ export class PortalAccounts {
       password_hash: string | null;
       merchant_id: bigint;
       totp_enabled_at: Date | null;
+      has_passkey: boolean;
     }>(
-      'SELECT id, password_hash, merchant_id, totp_enabled_at FROM portal_users WHERE environment = $1 AND email = $2',
+      `SELECT id, password_hash, merchant_id, totp_enabled_at,
+              EXISTS (SELECT 1 FROM portal_passkeys p WHERE p.user_id = portal_users.id) AS has_passkey
+         FROM portal_users WHERE environment = $1 AND email = $2`,
       [this.config.environment, credentials.email],
     );
     const user = users.rows[0];
@@ -403,12 +430,12 @@ export class PortalAccounts {
           new Date(now + SESSION_MAX_MS),
           client.userAgent ?? null,
           ip,
-          user.totp_enabled_at !== null,
+          user.totp_enabled_at !== null || user.has_passkey,
         ],
       );
       // With a second factor the session waits for its code: signed in only once it is given.
       await this.audit.record(tx, context, {
-        action: user.totp_enabled_at === null ? 'signin.succeeded' : 'signin.password_accepted',
+        action: user.totp_enabled_at === null && !user.has_passkey ? 'signin.succeeded' : 'signin.password_accepted',
         merchant: merchant.accessKey,
         object: credentials.email,
       });
@@ -468,9 +495,11 @@ export class PortalAccounts {
       second_factor_at: Date | null;
       totp_enabled_at: Date | null;
       required: boolean | null;
+      has_passkey: boolean;
     }>(
       `SELECT s.id, s.user_id, u.email, u.role, s.merchant_id, s.last_seen_at, s.expires_at,
-              s.second_factor_pending, s.second_factor_at, u.totp_enabled_at, m.require_second_factor AS required
+              s.second_factor_pending, s.second_factor_at, u.totp_enabled_at, m.require_second_factor AS required,
+              EXISTS (SELECT 1 FROM portal_passkeys p WHERE p.user_id = u.id) AS has_passkey
          FROM portal_sessions s
          JOIN portal_users u ON u.id = s.user_id
          LEFT JOIN portal_merchant_settings m ON m.merchant_id = s.merchant_id
@@ -495,7 +524,9 @@ export class PortalAccounts {
       expiresAt: Math.min(row.expires_at.getTime(), Math.max(now, row.last_seen_at.getTime()) + SESSION_IDLE_MS),
       csrfToken: csrfTokenFor(token),
       secondFactor: {
-        enabled: row.totp_enabled_at !== null,
+        enabled: row.totp_enabled_at !== null || row.has_passkey,
+        totp: row.totp_enabled_at !== null,
+        passkeys: row.has_passkey,
         pending: row.second_factor_pending,
         checkedAt: row.second_factor_at?.getTime() ?? null,
         required: row.required === true,
@@ -610,6 +641,8 @@ export class PortalAccounts {
     );
     return {
       enabled: session.secondFactor.enabled,
+      totp: session.secondFactor.totp,
+      passkeys: session.secondFactor.passkeys,
       recoveryCodesLeft: Number(left.rows[0]?.n ?? 0),
       required: session.secondFactor.required,
     };
@@ -689,9 +722,16 @@ export class PortalAccounts {
     const now = this.now();
     const attemptId = await this.attempt(session.email, client.ip, now);
     const context = userContext(session.email, client);
+    // A passkey's assertion is checked before the transaction (it reads and spends its challenge).
+    const passkey = given.passkey === undefined ? undefined : await this.verifyPasskey(given.passkey, session.userId);
     const used = await this.db.transaction(async (tx) => {
       const user = await this.lockUser(tx, session.userId);
-      const how = await this.verifyCode(tx, user, given, now);
+      const how =
+        given.passkey === undefined
+          ? await this.verifyCode(tx, user, given, now)
+          : passkey === undefined
+            ? undefined
+            : await this.usePasskey(tx, passkey, now);
       if (how === undefined) return undefined;
       await tx.query('UPDATE portal_sessions SET second_factor_at = $2, second_factor_pending = false WHERE id = $1', [
         session.sessionId,
@@ -747,6 +787,267 @@ export class PortalAccounts {
       return true;
     });
     if (!removed) throw wrongCode();
+  }
+
+  // ---- Passkeys (WebAuthn) ----
+
+  /** The relying party: this portal's host, and the origin ceremonies must come from. */
+  private relyingParty() {
+    const url = new URL(this.config.publicUrl);
+    return { rpID: url.hostname, origin: url.origin };
+  }
+
+  private async newChallenge(purpose: 'register' | 'authenticate', challenge: string, userId: bigint | null) {
+    const now = this.now();
+    await this.db.query('DELETE FROM portal_webauthn_challenges WHERE expires_at < $1', [new Date(now)]);
+    await this.db.query(
+      'INSERT INTO portal_webauthn_challenges (challenge, purpose, user_id, expires_at) VALUES ($1, $2, $3, $4)',
+      [challenge, purpose, userId, new Date(now + CHALLENGE_MS)],
+    );
+  }
+
+  /** Spends a challenge: true when it was issued for `purpose` (and `userId`), is unused and fresh. */
+  private async spendChallenge(challenge: string, purpose: 'register' | 'authenticate', userId: bigint | null) {
+    const spent = await this.db.query(
+      `DELETE FROM portal_webauthn_challenges
+        WHERE challenge = $1 AND purpose = $2 AND user_id IS NOT DISTINCT FROM $3 AND expires_at > $4`,
+      [challenge, purpose, userId, new Date(this.now())],
+    );
+    return spent.rowCount === 1;
+  }
+
+  /** The person's passkeys. */
+  async passkeys(session: PortalSession) {
+    const rows = await this.db.query<{ id: bigint; name: string; created_at: Date; last_used_at: Date | null }>(
+      'SELECT id, name, created_at, last_used_at FROM portal_passkeys WHERE user_id = $1 ORDER BY id',
+      [session.userId],
+    );
+    return rows.rows.map((r) => ({
+      id: r.id.toString(),
+      name: r.name,
+      createdAt: r.created_at.getTime(),
+      lastUsedAt: r.last_used_at?.getTime() ?? null,
+    }));
+  }
+
+  /** The options a browser's `navigator.credentials.create` takes to add a passkey. */
+  async passkeyRegistrationOptions(session: PortalSession) {
+    const { rpID } = this.relyingParty();
+    const existing = await this.db.query<{ credential_id: string }>(
+      'SELECT credential_id FROM portal_passkeys WHERE user_id = $1',
+      [session.userId],
+    );
+    const options = await generateRegistrationOptions({
+      rpName: `Paygate (${session.merchant.name})`,
+      rpID,
+      userName: session.email,
+      userID: new TextEncoder().encode(`portal-user:${session.userId}`),
+      attestationType: 'none',
+      excludeCredentials: existing.rows.map((r) => ({ id: r.credential_id })),
+      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    });
+    await this.newChallenge('register', options.challenge, session.userId);
+    return options;
+  }
+
+  /** Adds a passkey from the browser's answer to `passkeyRegistrationOptions`. */
+  async registerPasskey(session: PortalSession, input: unknown, client: ClientInfo) {
+    const { name, response } = parseInput(passkeyRegistrationInput, input);
+    const { rpID, origin } = this.relyingParty();
+    let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    try {
+      verification = await verifyRegistrationResponse({
+        response: response as unknown as RegistrationResponseJSON,
+        expectedChallenge: (challenge) => this.spendChallenge(challenge, 'register', session.userId),
+        expectedOrigin: origin,
+        expectedRPID: rpID,
+        requireUserVerification: false,
+      });
+    } catch (error) {
+      throw new DomainError('SECOND_FACTOR_FAILED', `the passkey could not be added: ${(error as Error).message}`);
+    }
+    if (!verification.verified) throw new DomainError('SECOND_FACTOR_FAILED', 'the passkey could not be added');
+    const { credential } = verification.registrationInfo;
+    const now = new Date(this.now());
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO portal_passkeys (user_id, credential_id, public_key, counter, transports, name, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [
+          session.userId,
+          credential.id,
+          Buffer.from(credential.publicKey),
+          credential.counter,
+          credential.transports?.join(',') ?? null,
+          name,
+          now,
+        ],
+      );
+      // Adding it is a check of the person: it counts for step-up.
+      await tx.query('UPDATE portal_sessions SET second_factor_at = $2 WHERE id = $1', [session.sessionId, now]);
+      await this.audit.record(tx, userContext(session.email, client), {
+        action: 'second_factor.added',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { kind: 'passkey', name },
+      });
+    });
+    return this.passkeys(session);
+  }
+
+  /** Removes one of the person's passkeys; every other session of theirs ends. */
+  async removePasskey(session: PortalSession, passkeyId: string, client: ClientInfo) {
+    if (!/^\d{1,18}$/.test(passkeyId)) throw new DomainError('NOT_FOUND', 'no such passkey');
+    await this.db.transaction(async (tx) => {
+      const removed = await tx.query<{ name: string }>(
+        'DELETE FROM portal_passkeys WHERE id = $1 AND user_id = $2 RETURNING name',
+        [BigInt(passkeyId), session.userId],
+      );
+      const row = removed.rows[0];
+      if (!row) throw new DomainError('NOT_FOUND', 'no such passkey');
+      await tx.query(
+        'UPDATE portal_sessions SET revoked_at = $3 WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL',
+        [session.userId, session.sessionId, new Date(this.now())],
+      );
+      await this.audit.record(tx, userContext(session.email, client), {
+        action: 'second_factor.removed',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { kind: 'passkey', name: row.name },
+      });
+    });
+    return this.passkeys(session);
+  }
+
+  /**
+   * The options of `navigator.credentials.get`: for a sign-in with a passkey alone (no session:
+   * any of this environment's passkeys, chosen in the browser), or for the session's person.
+   */
+  async passkeyAuthenticationOptions(session?: PortalSession) {
+    const { rpID } = this.relyingParty();
+    const allow =
+      session === undefined
+        ? []
+        : (
+            await this.db.query<{ credential_id: string; transports: string | null }>(
+              'SELECT credential_id, transports FROM portal_passkeys WHERE user_id = $1',
+              [session.userId],
+            )
+          ).rows.map((r) => ({
+            id: r.credential_id,
+            ...(r.transports ? { transports: r.transports.split(',') as AuthenticatorTransport[] } : {}),
+          }));
+    const options = await generateAuthenticationOptions({
+      rpID,
+      allowCredentials: allow,
+      userVerification: 'preferred',
+    });
+    await this.newChallenge('authenticate', options.challenge, session?.userId ?? null);
+    return options;
+  }
+
+  /**
+   * Checks a passkey assertion (for `userId`'s challenge, or a sign-in's when null); answers the
+   * passkey and its new counter, or undefined when it does not verify.
+   */
+  private async verifyPasskey(response: Record<string, unknown>, userId: bigint | null) {
+    const assertion = response as unknown as AuthenticationResponseJSON;
+    if (typeof assertion.id !== 'string' || assertion.id.length > 1000) return undefined;
+    const rows = await this.db.query<{
+      id: bigint;
+      user_id: bigint;
+      credential_id: string;
+      public_key: Uint8Array;
+      counter: bigint;
+      transports: string | null;
+    }>(
+      `SELECT p.id, p.user_id, p.credential_id, p.public_key, p.counter, p.transports
+         FROM portal_passkeys p JOIN portal_users u ON u.id = p.user_id
+        WHERE p.credential_id = $1 AND u.environment = $2`,
+      [assertion.id, this.config.environment],
+    );
+    const passkey = rows.rows[0];
+    if (!passkey || (userId !== null && passkey.user_id !== userId)) return undefined;
+    const { rpID, origin } = this.relyingParty();
+    try {
+      const verification = await verifyAuthenticationResponse({
+        response: assertion,
+        expectedChallenge: (challenge) => this.spendChallenge(challenge, 'authenticate', userId),
+        expectedOrigin: origin,
+        expectedRPID: rpID,
+        credential: {
+          id: passkey.credential_id,
+          publicKey: new Uint8Array(passkey.public_key),
+          counter: Number(passkey.counter),
+          ...(passkey.transports ? { transports: passkey.transports.split(',') as AuthenticatorTransport[] } : {}),
+        },
+        requireUserVerification: false,
+      });
+      if (!verification.verified) return undefined;
+      return { id: passkey.id, userId: passkey.user_id, newCounter: verification.authenticationInfo.newCounter };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Records a verified passkey's use (its counter, when used) inside `tx`. */
+  private async usePasskey(tx: Queryable, passkey: { id: bigint; newCounter: number }, now: number) {
+    await tx.query('UPDATE portal_passkeys SET counter = $2, last_used_at = $3 WHERE id = $1', [
+      passkey.id,
+      passkey.newCounter,
+      new Date(now),
+    ]);
+    return 'passkey' as const;
+  }
+
+  /** A sign-in with a passkey alone: the passkey is both factors (a session not waiting for a code). */
+  async signInWithPasskey(input: unknown, client: ClientInfo): Promise<{ token: string; session: PortalSession }> {
+    const { response } = parseInput(passkeySignInInput, input);
+    const now = this.now();
+    const passkey = await this.verifyPasskey(response, null);
+    if (passkey === undefined) {
+      await this.audit.recordAlone(
+        { actor: { kind: 'system' }, ip: client.ip, requestId: client.requestId },
+        { action: 'signin.failed', merchant: null, detail: { reason: 'passkey not recognised' } },
+      );
+      throw new DomainError('LOGIN_FAILED', 'this passkey is not recognised');
+    }
+    const users = await this.db.query<{ email: string; merchant_id: bigint }>(
+      'SELECT email, merchant_id FROM portal_users WHERE id = $1',
+      [passkey.userId],
+    );
+    const user = users.rows[0];
+    const merchant = user === undefined ? undefined : await this.merchants.profile(user.merchant_id);
+    if (!user || merchant?.disabled !== false) {
+      throw new DomainError('MERCHANT_DISABLED', portalErrors.MERCHANT_DISABLED.message);
+    }
+    const token = newToken();
+    await this.db.transaction(async (tx) => {
+      await this.usePasskey(tx, passkey, now);
+      await tx.query(
+        `INSERT INTO portal_sessions (token_hash, user_id, merchant_id, created_at, last_seen_at, expires_at, user_agent, ip,
+                                      second_factor_pending, second_factor_at)
+         VALUES ($1, $2, $3, $4, $4, $5, $6, $7, false, $4)`,
+        [
+          sha256(token),
+          passkey.userId,
+          user.merchant_id,
+          new Date(now),
+          new Date(now + SESSION_MAX_MS),
+          client.userAgent ?? null,
+          client.ip,
+        ],
+      );
+      await this.audit.record(tx, userContext(user.email, client), {
+        action: 'signin.succeeded',
+        merchant: merchant.accessKey,
+        object: user.email,
+        detail: { with: 'passkey' },
+      });
+    });
+    const session = await this.session(token);
+    if (!session) throw new Error('a new session could not be read back');
+    return { token, session };
   }
 
   /** Whether the merchant's owners require a second factor of everyone. */
@@ -949,6 +1250,9 @@ export function describeDevice(userAgent: string | null): string {
   const system = SYSTEMS.find(([pattern]) => pattern.test(userAgent))?.[1];
   return system ? `${browser} on ${system}` : browser;
 }
+
+/** How long a WebAuthn challenge may be answered. */
+const CHALLENGE_MS = 5 * 60_000;
 
 /** What a TOTP secret is sealed to: its user (a sealed secret moved to another row does not open). */
 const totpData = (userId: bigint) => `portal-totp:${userId}`;
