@@ -35,6 +35,22 @@ const concrete = (path: string) =>
     .replace(':sessionId', '999999999')
     .replace(':passkeyId', '999999999');
 
+/** `METHOD /path` of every route in Fastify's printed route tree. */
+function routesOf(tree: string): string[] {
+  const stack: string[] = [];
+  const found: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^([│ ]*)(?:└──|├──) (\S+)(?: \(([^)]+)\))?/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    const path = (depth > 0 ? (stack[depth - 1] ?? '') : '') + match[2];
+    stack.length = depth;
+    stack[depth] = path;
+    for (const method of match[3]?.split(', ') ?? []) found.push(`${method} ${path}`);
+  }
+  return found;
+}
+
 for (const database of databases()) {
   describe(`portal roles and teammates (${database})`, () => {
     let platform: TestPlatform;
@@ -59,6 +75,15 @@ for (const database of databases()) {
     });
 
     const client = (role: Role) => clients.get(role) as PortalClient;
+
+    it('every route the portal API serves is declared in ROUTE_ACCESS (or public), and every declared route exists', () => {
+      const served = routesOf(platform.app.printRoutes({ commonPrefix: false }))
+        .filter((route) => / \/portal\/api\//.test(route) && !/^(HEAD|OPTIONS) /.test(route))
+        .map((route) => route.replace(' /portal/api/', ' /'));
+      assert.ok(served.length >= 40, served.join('\n'));
+      const declared = [...Object.keys(ROUTE_ACCESS), ...PUBLIC_ROUTES];
+      assert.deepEqual([...served].sort(), [...declared].sort());
+    });
 
     it('the session says the role and what it may do', async () => {
       for (const role of ROLES) {
