@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { generateSigningKey } from '@paygate/protocol';
+import pg from 'pg';
+import { openDatabase } from '../src/db/db.js';
+import { migrate } from '../src/db/migrate.js';
+import { Audit } from '../src/modules/audit/service.js';
 import {
   createMerchant,
   databases,
@@ -304,6 +310,45 @@ for (const database of databases()) {
         assert.match(report.broken.reason, new RegExp(`entry ${removed.id} is missing`));
       } finally {
         await db.query('ALTER TABLE audit_entries ENABLE TRIGGER audit_entries_no_change');
+      }
+    });
+  });
+}
+
+if (process.env.TEST_DATABASE_URL) {
+  describe('the audit trail under a platform role that is not a superuser (postgres)', () => {
+    it('the role that migrated, and owns the table, can neither update nor delete entries, trigger or not', async () => {
+      const base = process.env.TEST_DATABASE_URL as string;
+      const suffix = randomBytes(4).toString('hex');
+      const role = `paygate_app_${suffix}`;
+      const name = `paygate_audit_${suffix}`;
+      const admin = new pg.Client({ connectionString: base });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE ROLE ${role} LOGIN`);
+        await admin.query(`CREATE DATABASE ${name} OWNER ${role}`);
+        const url = new URL(base);
+        url.username = role;
+        url.pathname = `/${name}`;
+        const db = await openDatabase({ databaseUrl: url.toString(), dataDir: tmpdir() });
+        try {
+          await migrate(db);
+          const audit = new Audit(db);
+          await audit.recordAlone({ actor: { kind: 'system' } }, { action: 'test.entry', merchant: null });
+          await assert.rejects(db.query(`UPDATE audit_entries SET action = 'x'`), /permission denied/);
+          await assert.rejects(db.query('DELETE FROM audit_entries'), /permission denied/);
+          await assert.rejects(db.query('TRUNCATE audit_entries'), /permission denied/);
+          // Even with the trigger off (the owner may do that), the privileges are gone.
+          await db.query('ALTER TABLE audit_entries DISABLE TRIGGER audit_entries_no_change');
+          await assert.rejects(db.query(`UPDATE audit_entries SET action = 'x'`), /permission denied/);
+          assert.deepEqual(await audit.verify(), { ok: true, checked: 1 });
+        } finally {
+          await db.close();
+        }
+      } finally {
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.query(`DROP ROLE IF EXISTS ${role}`);
+        await admin.end();
       }
     });
   });
