@@ -140,6 +140,7 @@ for (const database of databases()) {
         'user:key.added',
         'user:key.retired',
         'user:order.canceled',
+        'user:sandbox.order_moved',
         'user:event.resent',
         'user:events.recovered',
         'user:person.invited',
@@ -160,6 +161,8 @@ for (const database of databases()) {
       assert.equal(byAction('person.role_changed').object, 'fin@audited.example');
       assert.deepEqual(byAction('person.role_changed').detail, { from: 'finance', to: 'viewer' });
       assert.deepEqual(byAction('signin.failed').detail, { reason: 'wrong password' });
+      assert.deepEqual(byAction('sandbox.order_moved').detail, { from: 'PENDING', to: 'SUCCEEDED' });
+      assert.equal(byAction('sandbox.order_moved').object, paidNo);
       const unknown = entries.find((e) => e.action === 'signin.failed' && e.object === 'nobody@audited.example');
       assert.equal(unknown?.merchant, null, 'a failed sign-in of no user is recorded, for no merchant');
       const resealed = entries.find((e) => e.action === 'master-key.resealed');
@@ -172,10 +175,12 @@ for (const database of databases()) {
     });
 
     it('a refused change leaves no entry: it is written in the change’s transaction', async () => {
-      const before = (await trail(shop.accessKey)).length;
       const payment = await post<{ orderNo: string }>(platform, shop, '/api/v1/payments', paymentInput());
       const orderNo = payment.body.data?.orderNo as string;
       await client.post(`/portal/api/sandbox/payments/${orderNo}/simulate`, { status: 'FAILED' });
+      const before = (await trail(shop.accessKey)).length;
+      const again = await client.post(`/portal/api/sandbox/payments/${orderNo}/simulate`, { status: 'SUCCEEDED' });
+      assert.equal(again.status, 409, 'a FAILED payment cannot move');
       const refused = await client.post(`/portal/api/payments/${orderNo}/cancel`);
       assert.equal(refused.status, 409, refused.text);
       const lastKey = await client.post('/portal/api/keys/retire', { key: 'no-such-key' });

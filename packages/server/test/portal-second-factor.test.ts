@@ -208,5 +208,26 @@ for (const database of databases()) {
       const verified = await platform.services.audit.verify();
       assert.equal(verified.ok, true);
     });
+
+    it('anonymous passkey sign-in challenges are bounded: asking cannot fill the table', async () => {
+      const anonymous = new PortalClient(platform);
+      const first = await anonymous.post<{ challenge: string; rpId: string }>(
+        '/portal/api/session/passkey/options',
+        {},
+      );
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.body.data?.rpId, '127.0.0.1');
+      const { db } = platform.services;
+      await db.query(
+        `INSERT INTO portal_webauthn_challenges (challenge, purpose, user_id, expires_at)
+         SELECT 'filler-' || g, 'authenticate', NULL, $1 FROM generate_series(1, 10000) g`,
+        [new Date(clock + 60_000)],
+      );
+      const refused = await anonymous.post('/portal/api/session/passkey/options', {});
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.msg, 'LOGIN_LOCKED');
+      tick(5 * 60_000);
+      assert.equal((await anonymous.post('/portal/api/session/passkey/options', {})).status, 200, 'expired ones go');
+    });
   });
 }

@@ -513,14 +513,17 @@ export class Payments {
     input: unknown,
     channel: string | null = null,
     locked?: (status: string) => void,
+    also?: InTransaction<{ orderNo: string; from: string; to: string }>,
   ): Promise<PaymentView> {
     const report = parseInput(this.reportSchema, input) as ChannelReport;
-    const row = await this.transition(merchantId, { orderNo: report.orderNo }, (row) => {
+    const row = await this.transition(merchantId, { orderNo: report.orderNo }, async (row, tx) => {
       locked?.(row.status);
       if (row.channel !== channel) throw notTheChannel('payment', row.channel, channel);
       if (row.status === report.status) return stay(row);
       // The report's fields are checked once the move is known to be allowed.
-      return this.move(row, report.status, () => reportChanges(row, report));
+      const move = this.move(row, report.status, () => reportChanges(row, report));
+      await also?.(tx, { orderNo: row.order_no, from: row.status, to: report.status });
+      return move;
     });
     return this.view(row);
   }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DomainError, validationFailed } from '../../errors.js';
 import { success } from '../../http/errors.js';
 import type { Config } from '../../config.js';
+import type { Queryable } from '../../db/db.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import { strictJsonBodies } from '../../http/strict-json.js';
 import { checkTimeRange, listQuery, merchantOrderNo, parseInput, parseQuery, unixMsParam } from '../../validation.js';
@@ -489,23 +490,40 @@ function registerOrderActionRoutes(auth: FastifyInstance, services: PortalServic
     );
   });
 
+  /** The sandbox helpers' moves are portal writes: recorded as the person's, in the move's transaction. */
+  const simulated =
+    (request: FastifyRequest) =>
+    (tx: Queryable, move: { orderNo: string; from: string; to: string }): Promise<void> =>
+      services.audit.record(tx, actorOf(request), {
+        action: 'sandbox.order_moved',
+        merchant: sessionOf(request).merchant.accessKey,
+        object: move.orderNo,
+        detail: { from: move.from, to: move.to },
+      });
+
   auth.post('/sandbox/payments/:orderNo/simulate', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYMENT');
     const body = parseInput(simulatePaymentBody, request.body);
-    return success(await payments.applyChannelReport(sessionOf(request).merchant.id, { ...body, orderNo }));
+    const { merchant } = sessionOf(request);
+    return success(
+      await payments.applyChannelReport(merchant.id, { ...body, orderNo }, null, undefined, simulated(request)),
+    );
   });
   auth.post('/sandbox/payouts/:orderNo/simulate', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYOUT');
     const body = parseInput(simulatePayoutBody, request.body);
-    return success(await payouts.applyChannelReport(sessionOf(request).merchant.id, { ...body, orderNo }));
+    const { merchant } = sessionOf(request);
+    return success(
+      await payouts.applyChannelReport(merchant.id, { ...body, orderNo }, null, undefined, simulated(request)),
+    );
   });
   auth.post('/sandbox/payouts/:orderNo/return', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYOUT');
     parseInput(emptyBody, request.body);
-    return success(await payouts.returnPayout(sessionOf(request).merchant.id, { orderNo }));
+    return success(await payouts.returnPayout(sessionOf(request).merchant.id, { orderNo }, null, simulated(request)));
   });
 }
 

@@ -800,6 +800,17 @@ export class PortalAccounts {
   private async newChallenge(purpose: 'register' | 'authenticate', challenge: string, userId: bigint | null) {
     const now = this.now();
     await this.db.query('DELETE FROM portal_webauthn_challenges WHERE expires_at < $1', [new Date(now)]);
+    if (userId === null) {
+      // Anyone may ask for a sign-in challenge: their number is bounded, so asking cannot fill the table.
+      const open = await this.db.query<{ n: bigint }>(
+        'SELECT count(*)::bigint AS n FROM portal_webauthn_challenges WHERE user_id IS NULL',
+      );
+      if (Number(open.rows[0]?.n ?? 0) >= MAX_OPEN_SIGN_IN_CHALLENGES) {
+        throw new DomainError('LOGIN_LOCKED', 'too many passkey sign-ins under way; try again in a few minutes', [], {
+          retryAfterSeconds: CHALLENGE_MS / 1000,
+        });
+      }
+    }
     await this.db.query(
       'INSERT INTO portal_webauthn_challenges (challenge, purpose, user_id, expires_at) VALUES ($1, $2, $3, $4)',
       [challenge, purpose, userId, new Date(now + CHALLENGE_MS)],
@@ -1253,6 +1264,8 @@ export function describeDevice(userAgent: string | null): string {
 
 /** How long a WebAuthn challenge may be answered. */
 const CHALLENGE_MS = 5 * 60_000;
+/** Passkey sign-in challenges (no user yet) open at once, at most. */
+const MAX_OPEN_SIGN_IN_CHALLENGES = 10_000;
 
 /** What a TOTP secret is sealed to: its user (a sealed secret moved to another row does not open). */
 const totpData = (userId: bigint) => `portal-totp:${userId}`;
