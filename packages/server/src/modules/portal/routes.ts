@@ -262,7 +262,7 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
 
     auth.get('/session', async (request) => success(sessionView(sessionOf(request))));
     auth.post('/session/logout', async (request, reply) => {
-      await portal.signOut(sessionOf(request));
+      await portal.signOut(sessionOf(request), actorOf(request));
       clearSession(reply);
       return success({ signedOut: true });
     });
@@ -630,7 +630,7 @@ function registerAccountRoutes(auth: FastifyInstance, services: PortalServices):
   });
   auth.post('/second-factor/totp', async (request) => {
     parseInput(emptyBody, request.body);
-    return success(await portal.startTotp(sessionOf(request)));
+    return success(await portal.startTotp(sessionOf(request), actorOf(request)));
   });
   auth.post('/second-factor/totp/confirm', async (request) =>
     success(await portal.confirmTotp(sessionOf(request), request.body, clientOf(request))),

@@ -652,13 +652,21 @@ export class PortalAccounts {
    * Starts setting up TOTP: a new secret, kept aside (sealed) until `confirmTotp` gets a first
    * code from it. Answers what the authenticator app is shown: a QR code and the secret as text.
    */
-  async startTotp(session: PortalSession) {
+  async startTotp(session: PortalSession, context: AuditContext) {
     const secret = newTotpSecret();
     const { sealed, sealedUnder } = this.sealer.seal(secret, totpData(session.userId));
-    await this.db.query(
-      'UPDATE portal_users SET totp_pending_sealed = $2, totp_pending_sealed_under = $3, updated_at = $4 WHERE id = $1',
-      [session.userId, sealed, sealedUnder, new Date(this.now())],
-    );
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        'UPDATE portal_users SET totp_pending_sealed = $2, totp_pending_sealed_under = $3, updated_at = $4 WHERE id = $1',
+        [session.userId, sealed, sealedUnder, new Date(this.now())],
+      );
+      await this.audit.record(tx, context, {
+        action: 'second_factor.setup_started',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { kind: 'totp' },
+      });
+    });
     return enrollment(secret, session.email, session.merchant.name);
   }
 
@@ -1170,11 +1178,18 @@ export class PortalAccounts {
     return used.rowCount === 1 ? 'recovery code' : undefined;
   }
 
-  async signOut(session: PortalSession): Promise<void> {
-    await this.db.query('UPDATE portal_sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [
-      session.sessionId,
-      new Date(this.now()),
-    ]);
+  async signOut(session: PortalSession, context: AuditContext): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('UPDATE portal_sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [
+        session.sessionId,
+        new Date(this.now()),
+      ]);
+      await this.audit.record(tx, context, {
+        action: 'signout',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+      });
+    });
   }
 
   /**
