@@ -596,19 +596,23 @@ export class PortalAccounts {
     context: AuditContext,
   ): Promise<{ endedSessions: number }> {
     const { currentPassword, newPassword: password } = parseInput(passwordInput, input);
+    // The current password is checked like a sign-in: refused while locked out, a wrong one counted.
+    const attemptId = await this.attempt(session.email, context.ip ?? '', this.now());
     const users = await this.db.query<{ password_hash: string | null }>(
       'SELECT password_hash FROM portal_users WHERE id = $1',
       [session.userId],
     );
     const stored = users.rows[0]?.password_hash ?? (await dummyHash());
     if (!(await verifyPassword(currentPassword, stored))) {
-      await this.db.query('INSERT INTO login_attempts (email, ip, succeeded, created_at) VALUES ($1, $2, false, $3)', [
-        session.email,
-        context.ip ?? '',
-        new Date(this.now()),
-      ]);
+      await this.audit.recordAlone(context, {
+        action: 'password.change_failed',
+        merchant: session.merchant.accessKey,
+        object: session.email,
+        detail: { reason: 'wrong current password' },
+      });
       throw new DomainError('LOGIN_FAILED', 'the current password is wrong');
     }
+    await this.db.query('UPDATE login_attempts SET succeeded = true WHERE id = $1', [attemptId]);
     const hash = await hashPassword(password);
     const now = new Date(this.now());
     return this.db.transaction(async (tx) => {
