@@ -98,7 +98,7 @@ for (const database of databases()) {
 
     it('signs in with a passkey alone', async () => {
       await signOut();
-      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('button', { name: 'Use a passkey', exact: true }).click();
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
       const entries = await platform.services.audit.list({ merchant: shop.accessKey, action: 'signin.succeeded' });
       assert.deepEqual(entries.at(-1)?.detail, { with: 'passkey' });

@@ -105,7 +105,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
         </form>
         <p>
           <button type="button" className="button button-block" disabled={busy} onClick={() => void withPasskey()}>
-            Sign in with a passkey
+            Use a passkey
           </button>
         </p>
         <p className="hint">
