@@ -281,9 +281,38 @@ for (const database of databases()) {
       const everything = JSON.parse((await paygate(['audit', 'list', '--json'])).stdout) as { entries: Entry[] };
       assert.ok(everything.entries.length > parsed.entries.length);
 
+      const invited = await paygate([
+        'user',
+        'invite',
+        '--access-key',
+        shop.accessKey,
+        '--email',
+        'cli-viewer@audited.example',
+        '--role',
+        'viewer',
+        '--json',
+      ]);
+      assert.equal(invited.code, 0, invited.stdout);
+      const invitation = JSON.parse(invited.stdout) as { setupUrl: string; role: string };
+      assert.match(invitation.setupUrl, /token=/);
+      assert.equal(invitation.role, 'viewer');
+      const badRole = await paygate([
+        'user',
+        'invite',
+        '--access-key',
+        shop.accessKey,
+        '--email',
+        'x@y.example',
+        '--role',
+        'boss',
+      ]);
+      assert.equal(badRole.code, 1, badRole.stdout);
+      assert.match(badRole.stdout, /role/);
+
+      const total = (await platform.services.audit.list()).length;
       const clean = await paygate(['audit', 'verify']);
       assert.equal(clean.code, 0, clean.stdout);
-      assert.match(clean.stdout, new RegExp(`${everything.entries.length} entries checked`));
+      assert.match(clean.stdout, new RegExp(`${total} entries checked`));
 
       // Tampering, as only someone who can switch the trigger off could: an edited row…
       const { db } = platform.services;
