@@ -78,6 +78,13 @@ export interface Config {
   /** The rate table: pay-in fees per currency and method, payout fees per currency (`PAYGATE_FEES`). */
   readonly fees: FeeSchedule;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * The SMTP server portal invitations are sent through (`PAYGATE_SMTP_URL`, e.g.
+   * `smtps://user:pass@mail.example:465`); without it the setup link only goes to the log.
+   */
+  readonly smtpUrl: string | undefined;
+  /** The sender of those emails (`PAYGATE_SMTP_FROM`). */
+  readonly smtpFrom: string;
 }
 
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;
@@ -176,6 +183,8 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
   PAYGATE_FEES: feesJson.optional(),
   PAYGATE_RATE_LIMIT: z.coerce.number().int().min(0).default(500),
+  PAYGATE_SMTP_URL: z.url({ protocol: /^smtps?$/, error: 'an smtp:// or smtps:// URL' }).optional(),
+  PAYGATE_SMTP_FROM: z.string().min(3).max(254).default('Paygate <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -303,6 +312,8 @@ export function parseConfig(
     fees: e.PAYGATE_FEES ?? DEFAULT_FEES,
     rateLimitPerSecond: e.PAYGATE_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
+    smtpUrl: e.PAYGATE_SMTP_URL,
+    smtpFrom: e.PAYGATE_SMTP_FROM,
     ...overrides,
   };
   // The embedded database is one process with no replica: production runs on it only when the

@@ -93,7 +93,14 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     db = traced(db); // spans per statement (tracing on) and after-commit metrics
     await ensureSchema(db, { migrate: config.autoMigrate, waitMs: config.schemaWaitMs });
     const services = createServices(config, db, options);
-    await services.platformKeys.ensure();
+    // A key the platform makes for itself is the audit trail's `system` actor's doing.
+    await services.platformKeys.ensure((tx, { keyId, kind }) =>
+      services.audit.record(
+        tx,
+        { actor: { kind: 'system' } },
+        { action: 'platform-key.created', merchant: null, object: keyId, detail: { kind } },
+      ),
+    );
     let draining = false;
     let closing = false;
     app = await buildApp(services, {

@@ -25,8 +25,13 @@ const OWNERS: Readonly<Record<string, string>> = {
   portal_users: 'modules/portal/',
   portal_sessions: 'modules/portal/',
   login_attempts: 'modules/portal/',
+  portal_recovery_codes: 'modules/portal/',
+  portal_merchant_settings: 'modules/portal/',
+  portal_passkeys: 'modules/portal/',
+  portal_webauthn_challenges: 'modules/portal/',
   channel_notifications: 'modules/channels/',
   channel_nonces: 'modules/channels/',
+  audit_entries: 'modules/audit/',
 };
 
 /**

@@ -3,6 +3,7 @@ import { ErrorAlert, Loading, PageHeading, TableWrap, Time, useAsync } from '../
 import { CURRENCIES, formatMoney } from '../format';
 import { FilterForm, listQuery, Pager, useListState } from '../lists';
 import { Link, usePageTitle } from '../router';
+import { useCan } from '../session';
 import type { Balance, LedgerEntry, Page } from '../types';
 
 const ACCOUNT_NAMES: Readonly<Record<string, string>> = { available: 'Available', reserved: 'Reserved' };
@@ -12,6 +13,7 @@ const orderLink = (orderNo: string) =>
 
 export function BalancesPage() {
   usePageTitle('Balances and ledger');
+  const canExport = useCan('exports');
   const balances = useAsync(() => api.get<Balance[]>('/balances'), []);
   const list = useListState();
   const entries = useAsync(
@@ -71,12 +73,14 @@ export function BalancesPage() {
       <section className="card" aria-labelledby="ledger">
         <h2 id="ledger">Ledger entries</h2>
         <FilterForm path="/balances" label="Filter ledger entries" filters={list.filters} currencies={CURRENCIES} />
-        <p>
-          <a className="button" href={exportHref} download>
-            Download CSV
-          </a>{' '}
-          <span className="hint inline-hint">All entries matching the filters (up to 50,000), newest first.</span>
-        </p>
+        {canExport ? (
+          <p>
+            <a className="button" href={exportHref} download>
+              Download CSV
+            </a>{' '}
+            <span className="hint inline-hint">All entries matching the filters (up to 50,000), newest first.</span>
+          </p>
+        ) : null}
         <ErrorAlert error={entries.error} />
         {entries.loading && !entries.data ? <Loading what="ledger entries" /> : null}
         {entries.data ? (

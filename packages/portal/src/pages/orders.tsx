@@ -15,6 +15,7 @@ import {
 import { formatMoney, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
 import { FilterForm, LinkedRow, listQuery, OrderLink, Pager, TotalLine, useListState } from '../lists';
 import { Link, usePageTitle } from '../router';
+import { useCan } from '../session';
 import type { CountedPage, Payment, PaymentDetail, Payout, PayoutDetail, TimelineEntry, WebhookEvent } from '../types';
 
 /** What differs between the payments and the payouts list: the rest of the page is the same. */
@@ -49,6 +50,7 @@ const PAYOUTS_LIST: OrderListKind<Payout> = {
 /** The payouts report (CSV): the payouts of the filters' period (the last 31 days without one). */
 function PayoutReportLink({ from, to }: { from: number | undefined; to: number | undefined }) {
   const href = `${API_BASE}/payouts/report.csv${queryString({ from, to })}`;
+  if (!useCan('exports')) return null;
   return (
     <p>
       <a className="button" href={href} download>
@@ -168,6 +170,7 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
   const [busy, setBusy] = useState<string>();
   const [error, setError] = useState<unknown>();
   const [notice, setNotice] = useState('');
+  const canResend = useCan('webhooks');
   const resend = async (eventId: string) => {
     setBusy(eventId);
     setError(undefined);
@@ -202,15 +205,17 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
             <span>
               Delivery: <StatusBadge status={event.delivery} />
             </span>
-            <button
-              type="button"
-              className="button button-small"
-              disabled={busy !== undefined}
-              onClick={() => void resend(event.eventId)}
-              aria-label={`Resend event ${event.eventId}`}
-            >
-              {busy === event.eventId ? 'Resending…' : 'Resend'}
-            </button>
+            {canResend ? (
+              <button
+                type="button"
+                className="button button-small"
+                disabled={busy !== undefined}
+                onClick={() => void resend(event.eventId)}
+                aria-label={`Resend event ${event.eventId}`}
+              >
+                {busy === event.eventId ? 'Resending…' : 'Resend'}
+              </button>
+            ) : null}
           </header>
           <Details
             items={[
@@ -427,6 +432,8 @@ function CancelPayment({ orderNo, status, reload }: { orderNo: string; status: s
 
 export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: boolean }) {
   usePageTitle(`Payment ${orderNo}`);
+  const canCancel = useCan('payments');
+  const canSimulate = useCan('debugger');
   const { data, error, loading, reload } = useAsync(
     () => api.get<PaymentDetail>(`/payments/${encodeURIComponent(orderNo)}`),
     [orderNo],
@@ -449,7 +456,7 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
             <button type="button" className="button button-small" onClick={reload}>
               Refresh
             </button>
-            <CancelPayment orderNo={orderNo} status={p.status} reload={reload} />
+            {canCancel ? <CancelPayment orderNo={orderNo} status={p.status} reload={reload} /> : null}
           </div>
           <div className="grid-2">
             <section className="card" aria-labelledby="summary">
@@ -499,7 +506,9 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
               <Timeline entries={data.timeline} />
             </section>
           </div>
-          {sandbox ? <SandboxPanel type="payment" orderNo={orderNo} status={p.status} reload={reload} /> : null}
+          {sandbox && canSimulate ? (
+            <SandboxPanel type="payment" orderNo={orderNo} status={p.status} reload={reload} />
+          ) : null}
           <EventsSection events={data.events} reload={reload} />
         </>
       ) : null}
@@ -509,6 +518,7 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
 
 export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boolean }) {
   usePageTitle(`Payout ${orderNo}`);
+  const canSimulate = useCan('debugger');
   const { data, error, loading, reload } = useAsync(
     () => api.get<PayoutDetail>(`/payouts/${encodeURIComponent(orderNo)}`),
     [orderNo],
@@ -567,7 +577,9 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
               <Timeline entries={data.timeline} />
             </section>
           </div>
-          {sandbox ? <SandboxPanel type="payout" orderNo={orderNo} status={p.status} reload={reload} /> : null}
+          {sandbox && canSimulate ? (
+            <SandboxPanel type="payout" orderNo={orderNo} status={p.status} reload={reload} />
+          ) : null}
           <EventsSection events={data.events} reload={reload} />
         </>
       ) : null}

@@ -34,10 +34,14 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate reconcile --channel NAME --date YYYY-MM-DD [--json]
         the same against the channel's own list of that day's received payments (kind pix-api:
         GET /pix; needs PAYGATE_CHANNELS)
-  paygate user invite --access-key AK --email E [--json]
-        prints a one-time portal setup link (valid 72 h) where the user sets a password; for an
-        existing user it works as a password reset (the old password works until the link is used)
-  paygate user list --access-key AK [--json]          the merchant's portal users
+  paygate user invite --access-key AK --email E [--role owner|developer|finance|viewer] [--json]
+        prints a one-time portal setup link (valid 72 h) where the user sets a password; a new user
+        is an owner unless --role says otherwise; for an existing user it works as a password reset
+        (the old password works until the link is used) and --role, when given, changes the role
+  paygate user list --access-key AK [--json]          the merchant's portal users and their roles
+  paygate audit list [--access-key AK] [--json]       the audit trail (one merchant's with --access-key), oldest first
+  paygate audit verify [--json]                       walk the audit trail's hash chain: exit 0 printing the
+        number of entries checked, or 1 naming the first entry that breaks it
   paygate channels notifications --channel NAME [--json]
         the channel's newest 100 notifications as received (event id, order, outcome; --json adds the
         raw body and authentication headers), newest first
@@ -188,6 +192,8 @@ const STRING_OPTIONS = [
   'date',
   'out',
   'from',
+
+  'role',
 ];
 
 /**
@@ -229,6 +235,8 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       out: { type: 'string' },
       from: { type: 'string' },
       replace: { type: 'boolean', default: false },
+
+      role: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -327,9 +335,48 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       return print(await api.call('POST', '/platform-keys/retire', { keyId: required(values, 'key-id') }), json);
     case 'user invite':
       return print(
-        await api.call('POST', `/merchants/${key('access-key')}/users`, { email: required(values, 'email') }),
+        await api.call('POST', `/merchants/${key('access-key')}/users`, {
+          email: required(values, 'email'),
+          ...(values.role === undefined ? {} : { role: values.role }),
+        }),
         json,
       );
+    case 'audit list': {
+      const accessKey = values['access-key'];
+      const path = accessKey === undefined ? '/audit' : `/merchants/${encodeURIComponent(accessKey)}/audit`;
+      const trail = await api.call<{ entries: Record<string, unknown>[] }>('GET', path);
+      if (json) return print(trail, true);
+      return print(
+        trail.entries.map((e) => ({
+          at: e.at,
+          actor: (e.actor as { kind: string; email?: string }).email ?? (e.actor as { kind: string }).kind,
+          action: e.action,
+          merchant: e.merchant,
+          object: e.object,
+        })),
+        false,
+      );
+    }
+    case 'audit verify': {
+      const result = await api.call<
+        | { ok: true; checked: number }
+        | { ok: false; checked: number; broken: { id: string; at: string; action: string; reason: string } }
+      >('GET', '/audit/verify');
+      if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      if (result.ok) {
+        if (!json) process.stdout.write(`the audit trail holds: ${result.checked} entries checked\n`);
+        return;
+      }
+      const { broken } = result;
+      if (!json) {
+        process.stdout.write(
+          `the audit trail is broken at entry ${broken.id} (${broken.action}, ${broken.at}): ${broken.reason}; ` +
+            `${result.checked} entries before it hold\n`,
+        );
+      }
+      process.exitCode = 1;
+      return;
+    }
     case 'user list':
       return print(await api.call('GET', `/merchants/${key('access-key')}/users`), json);
     case 'channels notifications': {

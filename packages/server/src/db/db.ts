@@ -86,6 +86,12 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: Sql, params?: readonly unknown[]): Promise<QueryResult<T>>;
 }
 
+/**
+ * What a caller adds to a service's transaction, run inside it after the change (the audit
+ * trail's entry): it commits with the change or not at all. `detail` is what the change made.
+ */
+export type InTransaction<D = void> = (tx: Queryable, detail: D) => Promise<void>;
+
 const textOf = (sql: Sql) => (typeof sql === 'string' ? sql : sql.text);
 
 /**

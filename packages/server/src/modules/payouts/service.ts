@@ -13,7 +13,7 @@ import {
   updatePayoutRequest,
 } from '@paygate/wire';
 import type { Config } from '../../config.js';
-import { type Db, prepared, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
+import { type Db, type InTransaction, prepared, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import type { OrderListFilters, StatusTotal } from '../../db/paging.js';
 import type { SearchFilters, SearchTable } from '../../db/order-search.js';
@@ -434,14 +434,16 @@ export class Payouts {
     input: unknown,
     channel: string | null = null,
     locked?: (status: string) => void,
+    also?: InTransaction<{ orderNo: string; from: string; to: string }>,
   ): Promise<PayoutView> {
     const report = parseInput(this.reportSchema, input);
-    const row = await this.transition(merchantId, { orderNo: report.orderNo }, (row) => {
+    const row = await this.transition(merchantId, { orderNo: report.orderNo }, async (row, tx) => {
       locked?.(row.status);
       if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
       if (row.status === report.status) return stay(row);
       if (row.status === 'REFUNDED' && report.status === 'SUCCEEDED') return stay(row);
       const final = report.status !== 'PROCESSING';
+      await also?.(tx, { orderNo: row.order_no, from: row.status, to: report.status });
       return {
         kind: 'move',
         to: report.status,
@@ -471,7 +473,12 @@ export class Payouts {
    * own eventId, retried for 24 h. Applied once per order and once per refundNo: a repeat of
    * either credits nothing and returns the order that refund applied to.
    */
-  async returnPayout(merchantId: bigint, input: unknown, channel: string | null = null): Promise<PayoutView> {
+  async returnPayout(
+    merchantId: bigint,
+    input: unknown,
+    channel: string | null = null,
+    also?: InTransaction<{ orderNo: string; from: string; to: string }>,
+  ): Promise<PayoutView> {
     const request = parseInput(this.returnSchema, input);
     const refundNo = request.refundNo ?? `RF${ulid(this.now())}`;
     try {
@@ -480,6 +487,7 @@ export class Payouts {
         if (row.status === 'REFUNDED') return stay(row);
         const applied = request.refundNo === undefined ? undefined : await this.refunded(tx, merchantId, refundNo);
         if (applied) return stay(applied);
+        await also?.(tx, { orderNo: row.order_no, from: row.status, to: 'REFUNDED' });
         return {
           kind: 'move',
           to: 'REFUNDED',
