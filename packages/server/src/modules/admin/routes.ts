@@ -243,7 +243,6 @@ export function adminRoutes(
   // Master key rotation: which master keys the platform keys are sealed under, and the re-seal
   // under this instance's PAYGATE_MASTER_KEY (docs/operations.md, "Master key").
   admin.get('/master-key', async () => success(await services.platformKeys.masterKeyStatus()));
-  admin.post('/master-key/reseal', async () => success(await services.platformKeys.resealUnderCurrentKey()));
 
   // `paygate backup`: the embedded database's data directory, taken between transactions while
   // the server serves (this process owns the directory, so the dump is taken here and streamed).
