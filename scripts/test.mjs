@@ -3,14 +3,18 @@
 // packages resolved to their sources (the "source" export condition). TAP streams to stdout; a
 // second reporter (test-summary-reporter.mjs) records each result, summarized after the TAP:
 // counts per package, failures by file and name, then one last line `N passed, N failed, N skipped`.
-// Usage: node scripts/test.mjs [path-filter ...]
+// Usage: node scripts/test.mjs [--dry-run] [path-filter ...]  (npm test -- [path-filter ...])
+// With filters, only the test files whose path contains one run, and only their packages are
+// type-checked (each one's build, with the packages it references, and its check configs);
+// without, everything. --dry-run prints the type checks and the files, and runs nothing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const filters = process.argv.slice(2);
+const dryRun = process.argv.includes('--dry-run');
+const filters = process.argv.slice(2).filter((arg) => arg !== '--dry-run');
 
 function findTests(dir) {
   const found = [];
@@ -63,9 +67,29 @@ if (files.length === 0) {
 }
 
 // The build graph first, then what it does not cover: each package's tests, benchmarks and
-// (portal) web app, through its tsconfig.check.json / tsconfig.test.json.
+// (portal) web app, through its tsconfig.check.json / tsconfig.test.json. A filtered run checks
+// the packages of the files it runs: their builds (tsc -b follows their references) and their
+// check configs.
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
-const checks = [['-b'], ...checkConfigs().map((config) => ['-p', config])];
+const packageDir = (file) => file.split('/').slice(0, 2).join('/');
+const testedPackages = [...new Set(files.map(packageDir))];
+const checks =
+  filters.length === 0
+    ? [['-b'], ...checkConfigs().map((config) => ['-p', config])]
+    : [
+        [
+          '-b',
+          ...testedPackages.map((dir) => join(dir, 'tsconfig.json')).filter((config) => existsSync(join(root, config))),
+        ],
+        ...checkConfigs()
+          .filter((config) => testedPackages.includes(packageDir(config)))
+          .map((config) => ['-p', config]),
+      ].filter((args) => args.length > 1);
+if (dryRun) {
+  for (const args of checks) console.log(`tsc ${args.join(' ')}`);
+  for (const file of files) console.log(file);
+  process.exit(0);
+}
 for (const args of checks) {
   const typecheck = spawnSync(process.execPath, [tsc, ...args], { cwd: root, stdio: 'inherit' });
   if (typecheck.status !== 0) {

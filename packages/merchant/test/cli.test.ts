@@ -105,6 +105,12 @@ describe('paygate-merchant against a running server', () => {
     assert.match(again.stderr, /exists already; pass --force/);
   });
 
+  it("keygen's onboarding hint is named after its key folder, so a second pair does not overwrite merchant.json", async () => {
+    const live = await run(MERCHANT, ['keygen', '--out', join(dir, 'merchant-keys-live')], {});
+    assert.equal(live.code, 0, live.stderr);
+    assert.match(live.stderr, /--json > merchant-live\.json\n/);
+  });
+
   it('onboards with the operator CLI, then creates and queries a payment with `request`', async () => {
     const created = await run(
       OPERATOR,

@@ -7,6 +7,12 @@ import { PaymentPage, PaymentsPage, PayoutPage, PayoutsPage } from './pages/orde
 import { EventsPage } from './pages/events';
 import { OverviewPage } from './pages/overview';
 import { RejectedPage } from './pages/rejected';
+import { AccountPage } from './pages/account';
+import { AuditPage } from './pages/audit';
+import { PeoplePage } from './pages/people';
+import { RequiredSetup, SecondFactorSignIn } from './pages/second-factor';
+import { SessionContext } from './session';
+import { StepUpDialog } from './stepup';
 import { SetupPage, SignInPage } from './pages/auth';
 import { Link, match, navigate, useLocation } from './router';
 import type { Session } from './types';
@@ -63,10 +69,39 @@ export function App() {
   if (state.kind === 'signed-out') {
     return <SignInPage onSignedIn={(session) => setState({ kind: 'signed-in', session })} />;
   }
+  const signOut = async () => {
+    try {
+      await api.post('/session/logout');
+    } catch {
+      // Gone already: signed out either way.
+    }
+    setCsrfToken(undefined);
+    setState({ kind: 'signed-out' });
+  };
+  const refresh = async () => {
+    const session = await api.get<Session>('/session');
+    setState({ kind: 'signed-in', session });
+  };
+  const factor = state.session.secondFactor;
+  if (factor.pending) {
+    return (
+      <SecondFactorSignIn
+        session={state.session}
+        onDone={(session) => setState({ kind: 'signed-in', session })}
+        onSignOut={() => void signOut()}
+      />
+    );
+  }
+  if (factor.required && !factor.enabled) {
+    return <RequiredSetup onDone={() => void refresh()} onSignOut={() => void signOut()} />;
+  }
   return (
-    <Shell session={state.session} onSignedOut={() => setState({ kind: 'signed-out' })}>
-      <Routes path={path} session={state.session} />
-    </Shell>
+    <SessionContext.Provider value={state.session}>
+      <StepUpDialog />
+      <Shell session={state.session} onSignedOut={() => setState({ kind: 'signed-out' })}>
+        <Routes path={path} session={state.session} />
+      </Shell>
+    </SessionContext.Provider>
   );
 }
 
@@ -85,6 +120,9 @@ function Routes({ path, session }: { path: string; session: Session }) {
     return <PayoutPage key={params.orderNo} orderNo={params.orderNo as string} sandbox={sandbox} />;
   if (path === '/balances') return <BalancesPage />;
   if (path === '/rejected' && sandbox) return <RejectedPage />;
+  if (path === '/account') return <AccountPage />;
+  if (path === '/people' && session.capabilities.includes('people')) return <PeoplePage />;
+  if (path === '/audit' && session.capabilities.includes('audit')) return <AuditPage />;
   return (
     <>
       <PageHeading>Page not found</PageHeading>
@@ -112,6 +150,8 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
     ['/balances', 'Balances'],
     ['/credentials', 'Credentials'],
     ...(sandbox ? ([['/rejected', 'Rejected']] as [string, string][]) : []),
+    // Owners' people and audit trail share one entry, to keep the bar on one row.
+    ...(session.capabilities.includes('people') ? ([['/people', 'Team']] as [string, string][]) : []),
   ];
   const signOut = async () => {
     try {
@@ -151,7 +191,7 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
           <nav id="primary-nav" aria-label="Primary" className={menuOpen ? 'open' : undefined}>
             <ul>
               {links.map(([to, label]) => {
-                const current = path === to || path.startsWith(`${to}/`);
+                const current = path === to || path.startsWith(`${to}/`) || (to === '/people' && path === '/audit');
                 return (
                   <li key={to}>
                     <Link to={to} aria-current={current ? 'page' : undefined}>
@@ -162,9 +202,9 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
               })}
             </ul>
             <div className="account">
-              <span className="muted small email" title={session.email}>
+              <Link to="/account" className="muted small email" title={`${session.email} (${session.role})`}>
                 {session.email}
-              </span>
+              </Link>
               <button type="button" className="button button-small" onClick={() => void signOut()}>
                 Sign out
               </button>

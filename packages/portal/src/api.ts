@@ -26,7 +26,18 @@ export function setCsrfToken(token: string | undefined): void {
 /** Fired when the server says the session is gone, so the app can show the sign-in page. */
 export const SIGNED_OUT_EVENT = 'paygate:signed-out';
 
-export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+/**
+ * Asks the person for their second factor again (the app's step-up dialog); resolves true once a
+ * code checked out, false when they gave up.
+ */
+let stepUp: (() => Promise<boolean>) | undefined;
+
+/** The app registers its step-up dialog here. */
+export function setStepUpHandler(handler: (() => Promise<boolean>) | undefined): void {
+  stepUp = handler;
+}
+
+export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown, retried = false): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method === 'POST') {
     headers['content-type'] = 'application/json';
@@ -51,6 +62,10 @@ export async function request<T>(method: 'GET' | 'POST', path: string, body?: un
   }
   if (response.ok && payload.msg === 'SUCCESS') return payload.data as T;
   const code = payload.msg ?? `HTTP_${response.status}`;
+  // A sensitive change after 5 minutes without a check: ask for the code, then send it once more.
+  if (code === 'STEP_UP_REQUIRED' && stepUp && !retried && (await stepUp())) {
+    return request<T>(method, path, body, true);
+  }
   if (response.status === 401 && code === 'UNAUTHORIZED') {
     setCsrfToken(undefined);
     window.dispatchEvent(new Event(SIGNED_OUT_EVENT));

@@ -1,6 +1,7 @@
 import { type ReactNode, useCallback, useEffect, useId, useRef, useState } from 'react';
 import { ApiError } from './api';
 import { formatTime, isoTime } from './format';
+import { Link } from './router';
 import type { Environment } from './types';
 
 /** Loads data on mount and whenever `deps` change; `reload` fetches again. */
@@ -209,5 +210,22 @@ export function Notice({ text }: { text: string }) {
     <div role="status" className={text ? 'alert alert-good' : 'live-empty'}>
       {text}
     </div>
+  );
+}
+
+/** The owners' Team area: its two pages, people and the audit trail. */
+export function TeamTabs({ current }: { current: 'people' | 'audit' }) {
+  const tabs: [string, string, 'people' | 'audit'][] = [
+    ['/people', 'People', 'people'],
+    ['/audit', 'Audit trail', 'audit'],
+  ];
+  return (
+    <nav aria-label="Team" className="subnav">
+      {tabs.map(([to, label, key]) => (
+        <Link key={key} to={to} className="button button-small" aria-current={key === current ? 'page' : undefined}>
+          {label}
+        </Link>
+      ))}
+    </nav>
   );
 }

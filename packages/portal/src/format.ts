@@ -1,8 +1,27 @@
 /** Display helpers. Amounts stay the server's decimal strings: never parsed into floats. */
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+/** The user's locale: the browser's language, which amounts and dates are written in. */
+export const LOCALE = typeof navigator === 'undefined' ? 'en' : navigator.language;
+
+const dateTime = new Intl.DateTimeFormat(LOCALE, { dateStyle: 'medium', timeStyle: 'medium' });
 
 export const formatTime = (ms: number) => dateTime.format(new Date(ms));
+
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+
+/**
+ * A decimal amount string in the user's locale and the currency's format (`R$ 10,00` in pt-BR,
+ * `R$10.00` in en-US). Intl formats a numeric string exactly, with the currency's minor digits:
+ * the amount never goes through a float.
+ */
+export function formatMoney(amount: string, currency: string): string {
+  let format = moneyFormats.get(currency);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(LOCALE, { style: 'currency', currency });
+    moneyFormats.set(currency, format);
+  }
+  return format.format(amount as `${number}`);
+}
 export const isoTime = (ms: number) => new Date(ms).toISOString();
 
 /** `<input type="datetime-local">` value (local time) → Unix ms, or undefined when empty/invalid. */

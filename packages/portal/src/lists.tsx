@@ -1,7 +1,7 @@
 import { type FormEvent, type MouseEvent, type ReactNode, useEffect, useId, useState } from 'react';
 import { queryString } from './api';
 import { Field } from './components';
-import { fromLocalInput, toLocalInput } from './format';
+import { fromLocalInput, LOCALE, toLocalInput } from './format';
 import { Link, navigate, useLocation } from './router';
 
 export interface ListFilters {
@@ -9,6 +9,8 @@ export interface ListFilters {
   from: number | undefined;
   to: number | undefined;
   orderNo: string;
+  /** The search text (order number, merchantOrderNo, payer or payee name or document, amount). */
+  q: string;
   currency: string;
   pageSize: number;
 }
@@ -30,6 +32,7 @@ export function useListState() {
     from: numberOrUndefined(search.get('from')),
     to: numberOrUndefined(search.get('to')),
     orderNo: search.get('orderNo') ?? '',
+    q: search.get('q') ?? '',
     currency: search.get('currency') ?? '',
     pageSize: numberOrUndefined(search.get('pageSize')) ?? 20,
   };
@@ -56,6 +59,7 @@ export function listQuery(filters: ListFilters, cursor: string | undefined, extr
     from: filters.from,
     to: filters.to,
     orderNo: filters.orderNo,
+    q: filters.q,
     currency: filters.currency,
     pageSize: filters.pageSize,
     cursor,
@@ -68,14 +72,15 @@ export function FilterForm({
   filters,
   statuses,
   currencies,
-  orderNumberHint,
+  searchHint,
   label,
 }: {
   path: string;
   filters: ListFilters;
   statuses?: readonly string[];
   currencies?: readonly string[];
-  orderNumberHint?: string;
+  /** With a hint, the form has a search box (`q`) that says what it finds. */
+  searchHint?: string;
   label: string;
 }) {
   const submit = (event: FormEvent<HTMLFormElement>) => {
@@ -87,7 +92,7 @@ export function FilterForm({
         queryString({
           status: text('status'),
           currency: text('currency'),
-          orderNo: text('orderNo'),
+          q: text('q'),
           from: fromLocalInput(text('from')),
           to: fromLocalInput(text('to')),
           pageSize: text('pageSize') === '20' ? '' : text('pageSize'),
@@ -131,10 +136,17 @@ export function FilterForm({
         <Field label="To">
           {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(filters.to)} />}
         </Field>
-        {orderNumberHint ? (
-          <Field label="Order number" hint={orderNumberHint}>
+        {searchHint ? (
+          <Field label="Search" hint={searchHint}>
             {(props) => (
-              <input {...props} type="search" name="orderNo" defaultValue={filters.orderNo} spellCheck={false} />
+              <input
+                {...props}
+                type="search"
+                name="q"
+                maxLength={100}
+                defaultValue={filters.q || filters.orderNo}
+                spellCheck={false}
+              />
             )}
           </Field>
         ) : null}
@@ -252,7 +264,7 @@ export function OrderLink({ orderNo }: { orderNo: string }) {
 export function TotalLine({ total, noun }: { total: number; noun: string }) {
   return (
     <p className="total" data-testid="total">
-      {total === 1 ? `1 ${noun.replace(/s$/, '')} matches` : `${total.toLocaleString('en')} ${noun} match`} these
+      {total === 1 ? `1 ${noun.replace(/s$/, '')} matches` : `${total.toLocaleString(LOCALE)} ${noun} match`} these
       filters.
     </p>
   );

@@ -83,7 +83,7 @@ describe('portal operations pages in Chromium', { skip: SKIP_BROWSER }, () => {
     ]);
     shopId = row.rows[0]?.id as bigint;
     user = await portalUser(platform, shop);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
   });
@@ -150,8 +150,8 @@ describe('portal operations pages in Chromium', { skip: SKIP_BROWSER }, () => {
     orders.paid = paying.orderNo;
     await openOrder('payments', paying.orderNo);
     // BRL Pix: 0.99 % of 200.00.
-    assert.equal(await detail('Fee (if paid)'), '1.98 BRL');
-    assert.equal(await detail('Net (if paid)'), '198.02 BRL');
+    assert.equal(await detail('Fee (if paid)'), 'R$1.98');
+    assert.equal(await detail('Net (if paid)'), 'R$198.02');
     await page.getByRole('button', { name: 'Simulate PROCESSING' }).click();
     await page.getByText('The payment is now PROCESSING.').waitFor();
     // The notice shows before the page has reloaded the order; PROCESSING's moves come with the reload.
@@ -160,8 +160,8 @@ describe('portal operations pages in Chromium', { skip: SKIP_BROWSER }, () => {
     await page.getByRole('button', { name: 'Simulate SUCCEEDED' }).click();
     await page.getByText('The payment is now SUCCEEDED.').waitFor();
     await page.locator('#summary + dl').getByText('Net to you').waitFor();
-    assert.equal(await detail('Fee'), '1.98 BRL');
-    assert.equal(await detail('Net to you'), '198.02 BRL');
+    assert.equal(await detail('Fee'), 'R$1.98');
+    assert.equal(await detail('Net to you'), 'R$198.02');
     assert.equal(await page.getByTestId('failure-reason').count(), 0);
     await screenshot(page, 'ops-02-payment-fee-net');
   });
@@ -209,10 +209,10 @@ describe('portal operations pages in Chromium', { skip: SKIP_BROWSER }, () => {
     assert.equal(await textOf(page, '[data-testid="payments-by-status-total"]'), '3 orders created in this period.');
     const chart = (await page.locator('#payments-by-status ~ svg').getAttribute('aria-label')) ?? '';
     assert.match(chart, /SUCCEEDED 1, FAILED 1, EXPIRED 0, CANCELED 1/);
-    assert.equal(await textOf(page, '[data-testid="volume-payments-by-status-SUCCEEDED-BRL"]'), '200.00 BRL');
+    assert.equal(await textOf(page, '[data-testid="volume-payments-by-status-SUCCEEDED-BRL"]'), 'R$200.00');
     // 198.02 from the payment, 20.00 + 2.00 fee out and the 20.00 back.
-    assert.equal(await textOf(page, '[data-testid="overview-available-BRL"]'), '196.02');
-    assert.equal(await textOf(page, '[data-testid="overview-reserved-BRL"]'), '0.00');
+    assert.equal(await textOf(page, '[data-testid="overview-available-BRL"]'), 'R$196.02');
+    assert.equal(await textOf(page, '[data-testid="overview-reserved-BRL"]'), 'R$0.00');
     assert.match(await textOf(page, '[data-testid="failed-events"]'), /^5 events have failed delivery/);
     assert.equal(await page.locator('.failure-list li').count(), 5);
     assert.deepEqual(await axeViolations(page), [], 'overview');

@@ -26,6 +26,7 @@ interface Payment {
   merchantOrderNo: string;
   status: string;
   cashierUrl: string;
+  createdAt: number;
   payer?: { name?: string; documentNumber?: string };
 }
 
@@ -54,7 +55,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     shopB = await createMerchant(platform, 'Other Shop');
     userA = await portalUser(platform, shopA);
     userB = await portalUser(platform, shopB);
-    contextA = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    contextA = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
     contextA.on('request', (request) => requested.push(request.url()));
     pageA = await contextA.newPage();
     pageA.setDefaultTimeout(10_000);
@@ -148,7 +149,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     const cashier = await contextA.newPage();
     assert.equal(payment.cashierUrl, `${platform.url}/cashier/${payment.orderNo}`);
     await cashier.goto(payment.cashierUrl);
-    assert.equal(await textOf(cashier, '[data-testid="amount"]'), '249.90 BRL');
+    assert.equal(await textOf(cashier, '[data-testid="amount"]'), 'R$249.90');
     assert.equal(await textOf(cashier, '[data-testid="method"]'), 'Pix');
     await cashier.getByLabel('Payer name').fill('Maria Silva');
     await cashier.getByLabel('Document number').fill('00123456789');
@@ -159,7 +160,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     await cashier.close();
 
     await pageA.getByRole('link', { name: 'Payments', exact: true }).click();
-    await pageA.getByLabel('Order number').fill(payment.merchantOrderNo);
+    await pageA.getByLabel('Search').fill(payment.merchantOrderNo);
     await pageA.getByLabel('Status').selectOption('SUCCEEDED');
     await pageA.getByRole('button', { name: 'Apply filters' }).click();
     const link = pageA.getByRole('link', { name: payment.orderNo });
@@ -171,7 +172,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     assert.match(details, /StatusSUCCEEDED/);
     assert.match(details, /Payer nameMaria Silva/);
     assert.match(details, /Payer document00123456789/);
-    assert.match(details, /Paid amount249.90 BRL/);
+    assert.match(details, /Paid amountR\$249\.90/);
     const timeline = (await pageA.locator('.timeline').textContent()) ?? '';
     assert.match(timeline, /Order created/);
     assert.match(timeline, /Succeeded/);
@@ -220,7 +221,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     await pageA.getByRole('link', { name: 'Balances', exact: true }).click();
     await pageA.getByRole('heading', { level: 1, name: 'Balances and ledger' }).waitFor();
     const available = await textOf(pageA, '[data-testid="available-BRL"]');
-    assert.notEqual(available, '0.00');
+    assert.notEqual(available, 'R$0.00');
     await pageA.getByRole('link', { name: paidOrder.orderNo }).first().waitFor();
     const [download] = await Promise.all([
       pageA.waitForEvent('download'),
@@ -230,7 +231,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     assert.ok(path);
     const { readFileSync } = await import('node:fs');
     const csv = readFileSync(path, 'utf8');
-    assert.match(csv, /^entryId,createdAt,currency,account,side,amount,transactionKind,reference,orderNo\r\n/);
+    assert.match(csv, /^entryId,createdAt,currency,account,amount,transactionKind,reference,orderNo\r\n/);
     assert.ok(csv.includes(`payment:${paidOrder.orderNo}:succeeded`));
     await screenshot(pageA, '08-balances');
   });
@@ -256,7 +257,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     assert.match(receipt, /StatusREFUNDED/);
     assert.match(receipt, /PayeeJoão Souza/);
     assert.match(receipt, /Account000123456789/);
-    assert.match(receipt, /Amount50.00 BRL/);
+    assert.match(receipt, /AmountR\$50\.00/);
     assert.match(receipt, new RegExp(`Refund no.RF-${payout.orderNo}`));
     for (let i = 0; i < 50; i++) {
       const heads = await pageA.locator('.event-head').allTextContents();
@@ -397,7 +398,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
         await page.getByRole('button', { name: 'Filters', exact: true }).getAttribute('aria-expanded'),
         'true',
       );
-      assert.equal(await page.getByLabel('Order number').isVisible(), true);
+      assert.equal(await page.getByLabel('Search').isVisible(), true);
     } finally {
       await desktop.close();
     }
@@ -440,6 +441,52 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
       }
     } finally {
       await phone.close();
+    }
+  });
+
+  it("writes amounts and dates in the user's locale (pt-BR), finds by payer name and amount, has a favicon", async () => {
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      locale: 'pt-BR',
+      timezoneId: 'America/Sao_Paulo',
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    try {
+      const icon = page.waitForResponse((response) => response.url().endsWith('/portal/favicon.svg'));
+      await signIn(page, userA);
+      assert.equal((await icon).headers()['content-type'], 'image/svg+xml');
+      await page.goto(`${platform.url}/portal/payments`);
+      await page.getByRole('heading', { level: 1, name: 'Payments' }).waitFor();
+      // Search: the payer's name (a word of it) finds the paid order; so does its amount as typed in Brazil.
+      for (const text of ['maria', '249,90', '00123456789']) {
+        await page.getByLabel('Search').fill(text);
+        await page.getByRole('button', { name: 'Apply filters' }).click();
+        await page.waitForURL(`**/portal/payments?q=${encodeURIComponent(text)}`);
+        await page.getByRole('link', { name: paidOrder.orderNo }).waitFor();
+      }
+      const row = page.locator('tr', { has: page.getByRole('link', { name: paidOrder.orderNo }) });
+      const cells = ((await row.textContent()) ?? '').replace(/\u00a0/g, ' ');
+      assert.match(cells, /R\$ 249,90/);
+      const created = new Intl.DateTimeFormat('pt-BR', {
+        dateStyle: 'medium',
+        timeStyle: 'medium',
+        timeZone: 'America/Sao_Paulo',
+      })
+        .format(paidOrder.createdAt)
+        .replace(/\u00a0/g, ' ');
+      assert.ok(cells.includes(created), `${created} in ${cells}`);
+      await screenshot(page, '17-payments-pt-BR-search');
+      await page.getByLabel('Search').fill('nobody at all');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.getByText('No payments match these filters.').waitFor();
+
+      await page.goto(`${platform.url}/portal/payouts`);
+      const report = page.getByRole('link', { name: 'Download the payouts report (CSV)' });
+      assert.equal(await report.getAttribute('href'), '/portal/api/payouts/report.csv');
+      assert.deepEqual(await axeViolations(page), [], 'payouts with the report link');
+    } finally {
+      await context.close();
     }
   });
 

@@ -28,6 +28,12 @@ import type { Services } from './services.js';
 export interface AppOptions {
   /** Bearer token of the operator API; without one the operator API is not mounted. */
   readonly adminToken?: string | undefined;
+  /**
+   * This instance's id (`srv_…`, new at every start), sent as `Paygate-Server-Id` on every
+   * operator API answer and written to `server.json`: the command line tells by it that the
+   * server it reached is not the one whose token it holds.
+   */
+  readonly serverId?: string | undefined;
   /** A pino destination or `false` to log nothing (tests). */
   readonly logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
   /** The portal web app's build directory (default: packages/portal/dist). */
@@ -183,7 +189,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   if (options.adminToken) {
     const token = options.adminToken;
-    await app.register(async (admin) => adminRoutes(admin, services, token), { prefix: '/admin/v1' });
+    const serverId = options.serverId;
+    await app.register(async (admin) => adminRoutes(admin, services, token, serverId), { prefix: '/admin/v1' });
   }
   return app;
 }

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
@@ -25,6 +26,11 @@ export interface Config {
   readonly dataDir: string;
   /** A PostgreSQL URL; when absent the embedded PGlite database in `dataDir` is used. */
   readonly databaseUrl: string | undefined;
+  /**
+   * `PAYGATE_EMBEDDED_PRODUCTION`: production may run on the embedded database (one process, no
+   * replica; backed up with `paygate backup`). Without it production needs `DATABASE_URL`.
+   */
+  readonly embeddedProduction: boolean;
   /** Connections each process keeps to PostgreSQL at most. */
   readonly databasePoolSize: number;
   /** Milliseconds to wait for a new PostgreSQL connection before failing. */
@@ -51,6 +57,11 @@ export interface Config {
   readonly webhookRetrySchedule: readonly number[];
   /** Whether webhooks may go to loopback and private addresses. */
   readonly webhookAllowPrivate: boolean;
+  /**
+   * `PAYGATE_WEBHOOK_EXTRA_CA`: certificates (PEM) trusted for webhook receivers besides the
+   * default ones, and the file they came from; none unless set.
+   */
+  readonly webhookExtraCa: { readonly file: string; readonly certificates: readonly string[] } | undefined;
   /** Deliveries each dispatcher process runs at once. */
   readonly webhookConcurrency: number;
   /** How long a PENDING payment waits for its payer, in milliseconds. */
@@ -68,6 +79,13 @@ export interface Config {
   /** The rate table: pay-in fees per currency and method, payout fees per currency (`PAYGATE_FEES`). */
   readonly fees: FeeSchedule;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * The SMTP server portal invitations are sent through (`PAYGATE_SMTP_URL`, e.g.
+   * `smtps://user:pass@mail.example:465`); without it the setup link only goes to the log.
+   */
+  readonly smtpUrl: string | undefined;
+  /** The sender of those emails (`PAYGATE_SMTP_FROM`). */
+  readonly smtpFrom: string;
 }
 
 /** Durations (`500ms`, `30s`, `5m`), shared with the channels file's settings. */
@@ -135,6 +153,7 @@ const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
     .optional(),
+  PAYGATE_EMBEDDED_PRODUCTION: bool.default(false),
   PAYGATE_DATABASE_POOL: z.coerce.number().int().min(1).max(500).default(20),
   PAYGATE_DATABASE_CONNECT_TIMEOUT: duration.default(5_000),
   PAYGATE_DATABASE_STATEMENT_TIMEOUT: durationOrZero.default(30_000),
@@ -149,6 +168,7 @@ const envSchema = z.object({
   PAYGATE_ADMIN_TOKEN: z.string().min(24).optional(),
   PAYGATE_WEBHOOK_RETRY_SCHEDULE: durationList.optional(),
   PAYGATE_WEBHOOK_ALLOW_PRIVATE: bool.optional(),
+  PAYGATE_WEBHOOK_EXTRA_CA: z.string().optional(),
   PAYGATE_PAYMENT_EXPIRY: duration.default(30 * 60_000),
   PAYGATE_CHANNEL_POLL_AFTER: duration.default(60_000),
   PAYGATE_CHANNELS: z.string().optional(),
@@ -157,6 +177,8 @@ const envSchema = z.object({
   PAYGATE_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
   PAYGATE_FEES: feesJson.optional(),
   PAYGATE_RATE_LIMIT: z.coerce.number().int().min(0).default(500),
+  PAYGATE_SMTP_URL: z.url({ protocol: /^smtps?$/, error: 'an smtp:// or smtps:// URL' }).optional(),
+  PAYGATE_SMTP_FROM: z.string().min(3).max(254).default('Paygate <no-reply@localhost>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -186,6 +208,34 @@ function readMasterKeyFile(path: string, cwd: string): string {
     throw refuse('must hold the base64 of 32 bytes (openssl rand -base64 32)');
   }
   return text;
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * The certificates of `PAYGATE_WEBHOOK_EXTRA_CA`: a PEM file of one or more certificates, each of
+ * which must parse (a file with none, or with a broken one, stops the start).
+ */
+function readExtraCa(path: string, cwd: string): { file: string; certificates: string[] } {
+  const file = isAbsolute(path) ? path : resolve(cwd, path);
+  const refuse = (problem: string) =>
+    new ConfigError(`invalid configuration: PAYGATE_WEBHOOK_EXTRA_CA ${file} ${problem}`);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw refuse(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const certificates = text.match(PEM_CERTIFICATE) ?? [];
+  if (certificates.length === 0) throw refuse('holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+  for (const certificate of certificates) {
+    try {
+      new X509Certificate(certificate);
+    } catch {
+      throw refuse('holds a certificate that does not parse');
+    }
+  }
+  return { file, certificates: certificates.map((certificate) => `${certificate}\n`) };
 }
 
 /**
@@ -232,6 +282,7 @@ export function parseConfig(
     publicUrlGiven: e.PAYGATE_PUBLIC_URL?.replace(/\/$/, ''),
     dataDir,
     databaseUrl: e.DATABASE_URL,
+    embeddedProduction: e.PAYGATE_EMBEDDED_PRODUCTION,
     databasePoolSize: e.PAYGATE_DATABASE_POOL,
     databaseConnectTimeoutMs: e.PAYGATE_DATABASE_CONNECT_TIMEOUT,
     databaseStatementTimeoutMs: e.PAYGATE_DATABASE_STATEMENT_TIMEOUT,
@@ -245,6 +296,7 @@ export function parseConfig(
     adminToken: e.PAYGATE_ADMIN_TOKEN,
     webhookRetrySchedule: e.PAYGATE_WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE,
     webhookAllowPrivate: e.PAYGATE_WEBHOOK_ALLOW_PRIVATE ?? e.PAYGATE_ENV === 'sandbox',
+    webhookExtraCa: e.PAYGATE_WEBHOOK_EXTRA_CA === undefined ? undefined : readExtraCa(e.PAYGATE_WEBHOOK_EXTRA_CA, cwd),
     paymentExpiryMs: e.PAYGATE_PAYMENT_EXPIRY,
     channelPollAfterMs: e.PAYGATE_CHANNEL_POLL_AFTER,
     channels,
@@ -254,8 +306,22 @@ export function parseConfig(
     fees: e.PAYGATE_FEES ?? DEFAULT_FEES,
     rateLimitPerSecond: e.PAYGATE_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
+    smtpUrl: e.PAYGATE_SMTP_URL,
+    smtpFrom: e.PAYGATE_SMTP_FROM,
     ...overrides,
   };
+  // The embedded database is one process with no replica: production runs on it only when the
+  // operator says so (`memory://` is the tests' database, never a deployment's).
+  if (
+    config.environment === 'production' &&
+    config.databaseUrl === undefined &&
+    config.dataDir !== 'memory://' &&
+    !config.embeddedProduction
+  ) {
+    throw new ConfigError(
+      'invalid configuration: production needs DATABASE_URL (PostgreSQL); to run production on the embedded database (one process, no replica; back it up with paygate backup) set PAYGATE_EMBEDDED_PRODUCTION=true',
+    );
+  }
   return Object.freeze(config);
 }
 

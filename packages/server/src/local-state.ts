@@ -8,10 +8,17 @@ export interface ServerInfo {
   readonly url: string;
   readonly pid: number;
   readonly environment: string;
+  /** The instance's id, as its operator API answers name it (`Paygate-Server-Id`). */
+  readonly serverId?: string;
 }
 
 const SERVER_FILE = 'server.json';
 const TOKEN_FILE = 'admin.token';
+
+/** Where the operator token comes from: `PAYGATE_ADMIN_TOKEN`, or the file in the data directory. */
+export function adminTokenSource(config: Config): string {
+  return config.adminToken ? 'PAYGATE_ADMIN_TOKEN' : join(config.dataDir, TOKEN_FILE);
+}
 
 /** The operator API token: `PAYGATE_ADMIN_TOKEN`, or one generated into the data directory (0600). */
 export function adminToken(config: Config): string {

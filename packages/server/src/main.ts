@@ -3,7 +3,7 @@ import { ConfigError, parseConfig } from './config.js';
 import { MasterKeyError } from './crypto/master-key.js';
 import { SchemaError } from './db/migrate.js';
 import { databaseStartFailure } from './db/start-failure.js';
-import { writeServerInfo } from './local-state.js';
+import { adminTokenSource, writeServerInfo } from './local-state.js';
 import { startTracing } from './observability/tracing.js';
 import { nodeEndOfLifeWarning } from './node-support.js';
 import { startPlatform } from './platform.js';
@@ -13,11 +13,43 @@ async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const tracing = startTracing('paygate-api');
   const platform = await startPlatform(config);
-  writeServerInfo(config, { url: platform.url, pid: process.pid, environment: config.environment });
+  writeServerInfo(config, {
+    url: platform.url,
+    pid: process.pid,
+    environment: config.environment,
+    serverId: platform.serverId,
+  });
+  const base = platform.services.config.publicUrl;
+  const token = adminTokenSource(config);
   platform.app.log.info(
-    { url: platform.url, environment: config.environment, database: config.databaseUrl ? 'postgres' : 'pglite' },
+    {
+      url: platform.url,
+      environment: config.environment,
+      database: config.databaseUrl ? 'postgres' : 'pglite',
+      api: `${base}/api/v1`,
+      portal: `${base}/portal`,
+      docs: `${base}/docs`,
+      operatorToken: token,
+    },
     'paygate listening',
   );
+  platform.app.log.info(
+    `the merchant API is at ${base}/api/v1, the portal at ${base}/portal, the API reference at ${base}/docs; ` +
+      `npx paygate takes the operator token from ${token}`,
+  );
+  if (config.environment === 'production' && config.databaseUrl === undefined) {
+    // Said once, at start: the operator chose this (PAYGATE_EMBEDDED_PRODUCTION=true).
+    platform.app.log.warn(
+      { dataDir: config.dataDir },
+      'production on the embedded database: one process, no replica or failover; take backups with npx paygate backup --out FILE (docs/operations.md, "The embedded database")',
+    );
+  }
+  if (config.webhookExtraCa) {
+    platform.app.log.info(
+      { file: config.webhookExtraCa.file, certificates: config.webhookExtraCa.certificates.length },
+      'webhook delivery also trusts the certificates in PAYGATE_WEBHOOK_EXTRA_CA',
+    );
+  }
   const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
   if (endOfLife) platform.app.log.warn({ node: process.version }, endOfLife);
   let stopping = false;

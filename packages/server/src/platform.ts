@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -20,6 +21,8 @@ export interface Platform {
   readonly app: FastifyInstance;
   readonly services: Services;
   readonly url: string;
+  /** This instance's id (`srv_…`, new at every start): `Paygate-Server-Id` of the operator API. */
+  readonly serverId: string;
   /** True from the start of a shutdown: `/readyz` answers 503 so that balancers move away. */
   readonly draining: boolean;
   /**
@@ -64,6 +67,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     throw error;
   }
   const config = requested.port === 0 ? withPort(requested, (server.address() as AddressInfo).port) : requested;
+  const serverId = `srv_${randomBytes(8).toString('hex')}`;
 
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let app: FastifyInstance | undefined;
@@ -90,11 +94,19 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
     db = traced(db); // spans per statement (tracing on) and after-commit metrics
     await ensureSchema(db, { migrate: config.autoMigrate, waitMs: config.schemaWaitMs });
     const services = createServices(config, db, options);
-    await services.platformKeys.ensure();
+    // A key the platform makes for itself is the audit trail's `system` actor's doing.
+    await services.platformKeys.ensure((tx, { keyId, kind }) =>
+      services.audit.record(
+        tx,
+        { actor: { kind: 'system' } },
+        { action: 'platform-key.created', merchant: null, object: keyId, detail: { kind } },
+      ),
+    );
     let draining = false;
     let closing = false;
     app = await buildApp(services, {
       adminToken: adminToken(config),
+      serverId,
       logger: options.logger ?? true,
       lifecycle: { isDraining: () => draining, isClosing: () => closing },
       serverFactory: (fastifyHandler) => {
@@ -139,6 +151,7 @@ export async function startPlatform(requested: Config, options: PlatformOptions 
       app,
       services,
       url: `http://${host === '[::1]' ? '127.0.0.1' : host}:${address.port}`,
+      serverId,
       get draining() {
         return draining;
       },

@@ -11,6 +11,7 @@ import { type PaymentHooks, Payments } from './modules/payments/service.js';
 import { Payouts } from './modules/payouts/service.js';
 import { PlatformKeys } from './modules/platform-keys/service.js';
 import { PortalAccounts } from './modules/portal/service.js';
+import { Audit } from './modules/audit/service.js';
 import { Fees } from './modules/fees/service.js';
 import { RejectedRequests } from './modules/rejected-requests/service.js';
 import { Metrics } from './observability/metrics.js';
@@ -33,6 +34,8 @@ export interface Services {
   readonly fees: Fees;
   /** Merchant portal users, sign-in and sessions. */
   readonly portal: PortalAccounts;
+  /** The audit trail: every change, by whom, hash-chained. */
+  readonly audit: Audit;
   /** Sandbox authentication failures, kept for the merchant's portal. */
   readonly rejectedRequests: RejectedRequests;
   /** Webhook delivery: the dispatcher step, event listing and resend. */
@@ -85,7 +88,8 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
   const merchants: Merchants = new Merchants(db, config.environment, now, {
     onDisabled: (tx, merchantId) => portal.endSessions(tx, merchantId),
   });
-  const portal: PortalAccounts = new PortalAccounts(db, config, merchants, now);
+  const audit = new Audit(db, now);
+  const portal: PortalAccounts = new PortalAccounts(db, config, merchants, audit, sealer, now);
   return {
     config,
     db,
@@ -102,6 +106,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     balances: new Balances(ledger),
     fees: new Fees(config),
     portal,
+    audit,
     rejectedRequests: new RejectedRequests(db, (accessKey) => merchants.idOfAnyEnvironment(accessKey), now),
   };
 }

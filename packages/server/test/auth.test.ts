@@ -425,6 +425,47 @@ for (const database of databases()) {
       assert.equal(authenticated.status, 404);
     });
 
+    it('answers a signed REST-style read of one order with 404 naming ?orderNo=; unsigned, 401 like every path', async () => {
+      const hint = (noun: string, query: string) => ({
+        msg: 'NOT_FOUND',
+        message: `no such endpoint: read a ${noun} with GET /api/v1/${noun}s${query}`,
+      });
+      const cases: [string, ReturnType<typeof hint>][] = [
+        ['/api/v1/payments/P202611270000000042', hint('payment', '?orderNo=P202611270000000042')],
+        ['/api/v1/payouts/W202611270000000042', hint('payout', '?orderNo=W202611270000000042')],
+        ['/api/v1/payments/shop-order-7/', hint('payment', '?orderNo=P… or ?merchantOrderNo=…')],
+        ['/api/v1/payouts/%3Cscript%3E', hint('payout', '?orderNo=W… or ?merchantOrderNo=…')],
+      ];
+      for (const [target, expected] of cases) {
+        const unsigned = await rawSend(platform.url, 'GET', target, []);
+        assert.deepEqual([unsigned.status, unsigned.body], [401, '{"msg":"UNAUTHORIZED"}'], target);
+        assert.ok(unsigned.requestId?.startsWith('req_'));
+        const signed = signReadRequest(
+          { path: target },
+          {
+            accessKey: merchant.accessKey,
+            key: merchant.key,
+            created: Math.floor(platform.services.now() / 1000),
+            nonce: randomUUID(),
+          },
+        );
+        const authenticated = await rawSend(platform.url, 'GET', target, entries(signed.headers));
+        assert.deepEqual([authenticated.status, JSON.parse(authenticated.body)], [404, expected], target);
+      }
+      // Everything else stays behind authentication: other shapes, other methods, the real reads.
+      for (const [method, target] of [
+        ['GET', '/api/v1/payments/P202611270000000042/events'],
+        ['POST', '/api/v1/payments/P202611270000000042'],
+        ['GET', '/api/v1/refunds/P202611270000000042'],
+        ['GET', '/api/v1/payments/list'],
+        ['GET', '/api/v1/payouts/receipt?orderNo=W202611270000000042'],
+        ['GET', '/api/v1/payments?orderNo=P202611270000000042'],
+      ] as const) {
+        const answer = await rawSend(platform.url, method, target, []);
+        assert.deepEqual([answer.status, answer.body], [401, '{"msg":"UNAUTHORIZED"}'], `${method} ${target}`);
+      }
+    });
+
     it('verifies with either of two active keys during a rotation, and not with a retired one', async () => {
       const next = generateSigningKey();
       await platform.services.merchants.addKey(merchant.accessKey, next.publicKey.toString('base64'));

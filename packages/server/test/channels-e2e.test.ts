@@ -311,6 +311,7 @@ async function startWorld(database: string): Promise<World> {
     dropDb = db.drop;
   } else {
     storage.PAYGATE_DATA_DIR = join(dir, 'platform');
+    storage.PAYGATE_EMBEDDED_PRODUCTION = 'true';
     mkdirSync(storage.PAYGATE_DATA_DIR, { recursive: true });
   }
   const platformEnv: Record<string, string> = {

@@ -4,6 +4,7 @@
 // owns the directory, with one line naming it and the owner's pid; a SIGKILLed owner leaves no
 // lock behind, and what it acknowledged is there after the next start.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import { buildRead, buildWrite, paymentInput, type TestMerchant } from './harnes
 import { onboard, runCli, runPlatform, type SpawnedPlatform, spawnPlatform, stopSpawned } from './spawned.js';
 
 const ADMIN_TOKEN = 'data-dir-lock-admin-token-0123456789';
+const ROOT = join(import.meta.dirname, '../../..');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 async function createPayment(url: string, merchant: TestMerchant): Promise<{ status: number; orderNo?: string }> {
   const signed = buildWrite(merchant, '/api/v1/payments', paymentInput());
@@ -87,6 +90,24 @@ describe('one owner per embedded data directory', () => {
     const file = join(dir, 'settlement.csv');
     writeFileSync(file, `${SETTLEMENT_HEADER}\n`);
     assertRefused(runCli(['reconcile', '--channel', 'psp', '--file', file, '--date', '2026-11-25'], env), 'reconcile');
+  });
+
+  it('refuses a second `npm start` before it rebuilds anything', () => {
+    const second = spawnSync(npm, ['start'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, NODE_OPTIONS: '' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    assert.notEqual(second.status, 0);
+    assert.ok(
+      second.stderr.includes(
+        `paygate: the data directory ${dir} is in use by paygate server (pid ${owner.child.pid}); stop it first, or use another directory`,
+      ),
+      second.stderr,
+    );
+    const said = `${second.stdout}\n${second.stderr}`;
+    assert.doesNotMatch(said, /> paygate@\S* build|tsc -b/, 'nothing was rebuilt');
   });
 
   it('still serves the commands that go through the running server', () => {

@@ -71,8 +71,8 @@ for (const database of databases()) {
 
     const legsOf = async (reference: string) =>
       (
-        await platform.services.db.query<{ merchant_id: bigint | null; kind: string; amount: bigint; side: string }>(
-          `SELECT a.merchant_id, a.kind, e.amount, e.side FROM ledger_entries e
+        await platform.services.db.query<{ merchant_id: bigint | null; kind: string; amount: bigint }>(
+          `SELECT a.merchant_id, a.kind, e.amount FROM ledger_entries e
              JOIN ledger_accounts a ON a.id = e.account_id JOIN ledger_transactions t ON t.id = e.transaction_id
             WHERE t.reference = $1 ORDER BY a.kind`,
           [reference],
@@ -82,9 +82,9 @@ for (const database of databases()) {
     it('a SUCCEEDED payment debits channel clearing and credits the merchant net of the fee and the platform the fee', async () => {
       const orderNo = await fund(platform, merchant, '125.50'); // BRL PIX: 0.99 % → 1.24
       assert.deepEqual(await legsOf(`payment:${orderNo}:succeeded`), [
-        { merchant_id: merchantId, kind: 'available', amount: 12_426n, side: 'credit' },
-        { merchant_id: null, kind: 'channel_clearing', amount: -12_550n, side: 'debit' },
-        { merchant_id: null, kind: 'fee_revenue', amount: 124n, side: 'credit' },
+        { merchant_id: merchantId, kind: 'available', amount: 12_426n },
+        { merchant_id: null, kind: 'channel_clearing', amount: -12_550n },
+        { merchant_id: null, kind: 'fee_revenue', amount: 124n },
       ]);
       assert.deepEqual(await balanceOf(platform, merchant), { currency: 'BRL', available: '124.26', reserved: '0.00' });
 
@@ -102,9 +102,9 @@ for (const database of databases()) {
         paidAmount: '90.00',
       });
       assert.deepEqual(await legsOf(`payment:${boleto.body.data?.orderNo}:succeeded`), [
-        { merchant_id: merchantId, kind: 'available', amount: 8_650n, side: 'credit' },
-        { merchant_id: null, kind: 'channel_clearing', amount: -9_000n, side: 'debit' },
-        { merchant_id: null, kind: 'fee_revenue', amount: 350n, side: 'credit' },
+        { merchant_id: merchantId, kind: 'available', amount: 8_650n },
+        { merchant_id: null, kind: 'channel_clearing', amount: -9_000n },
+        { merchant_id: null, kind: 'fee_revenue', amount: 350n },
       ]);
       // Failed, expired and canceled payments move no money.
       const failed = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payments', {
@@ -265,7 +265,17 @@ for (const database of databases()) {
       );
       assert.equal(all.items[0]?.transactionKind, 'payout_reserve');
       assert.equal(all.items[0]?.orderNo, payoutNo);
-      assert.equal(all.items[1]?.side, 'debit');
+      // The direction is stated once, by the sign of the amount (migration 0024 dropped `side`).
+      assert.deepEqual(Object.keys(all.items[1] ?? {}).sort(), [
+        'account',
+        'amount',
+        'createdAt',
+        'currency',
+        'entryId',
+        'orderNo',
+        'reference',
+        'transactionKind',
+      ]);
       assert.equal(all.nextCursor, null);
 
       const brl = await platform.services.ledger.entries(readerId, { currency: 'BRL', pageSize: 2 });
@@ -291,8 +301,12 @@ for (const database of databases()) {
       );
       assert.equal(http.status, 200, JSON.stringify(http.body));
       assert.deepEqual(
-        http.body.data?.items.map((e) => [e.currency, e.account, e.amount, e.side]),
-        [['USD', 'available', '48.25', 'credit']],
+        http.body.data?.items.map((e) => [e.currency, e.account, e.amount]),
+        [['USD', 'available', '48.25']],
+      );
+      assert.ok(
+        http.body.data?.items.every((e) => !('side' in e)),
+        'the API states the direction once: the sign',
       );
       // Nobody else's entries, and the platform's own accounts never show.
       const others = await platform.services.ledger.entries(merchantId, { pageSize: 100 });

@@ -8,7 +8,11 @@ import { loadMasterKeys } from '../src/crypto/master-key.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paygate-master-key-'));
 const KEY = Buffer.alloc(32, 7).toString('base64');
-const production = { PAYGATE_ENV: 'production', PAYGATE_DATA_DIR: join(dir, 'data') };
+const production = {
+  PAYGATE_ENV: 'production',
+  PAYGATE_DATA_DIR: join(dir, 'data'),
+  PAYGATE_EMBEDDED_PRODUCTION: 'true',
+};
 
 function keyFile(name: string, text: string, mode: number): string {
   const file = join(dir, name);

@@ -25,18 +25,30 @@ const OWNERS: Readonly<Record<string, string>> = {
   portal_users: 'modules/portal/',
   portal_sessions: 'modules/portal/',
   login_attempts: 'modules/portal/',
+  portal_recovery_codes: 'modules/portal/',
+  portal_merchant_settings: 'modules/portal/',
+  portal_passkeys: 'modules/portal/',
+  portal_webauthn_challenges: 'modules/portal/',
   channel_notifications: 'modules/channels/',
   channel_nonces: 'modules/channels/',
   sepa_files: 'modules/channels/',
   sepa_file_payouts: 'modules/channels/',
   sepa_inbox: 'modules/channels/',
+
+  audit_entries: 'modules/audit/',
 };
 
 /**
  * Generic statement helpers that take the table from their caller (`countRows({ from: 'payments' })`,
  * `statusTotals(db, 'payouts', …)`): the caller, found by the literal it passes, must own the table.
  */
-const GENERIC_HELPERS = ['db/paging.ts', 'db/order-lookups.ts', 'db/order-polls.ts', 'db/vacuum.ts'];
+const GENERIC_HELPERS = [
+  'db/paging.ts',
+  'db/order-lookups.ts',
+  'db/order-polls.ts',
+  'db/order-search.ts',
+  'db/vacuum.ts',
+];
 
 const SRC = new URL('../src/', import.meta.url).pathname;
 const MIGRATIONS = new URL('../migrations/', import.meta.url).pathname;

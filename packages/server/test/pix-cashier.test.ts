@@ -59,7 +59,10 @@ describe('sandbox cashier page for PIX', () => {
     assert.equal(code.merchantName, 'Loja Sao Joao Filhos Come');
     assert.equal(code.txid, orderNo);
     assert.match(html, /data-testid="pix-qr"[^>]*><svg [^>]*viewBox/);
-    assert.match(html, /<button class="copy" type="button" data-copy="pix-code">/);
+    assert.match(
+      html,
+      /<button class="copy" type="button" data-copy="pix-code" data-copied="Copied">Copy the code<\/button>/,
+    );
     const hash = createHash('sha256').update(COPY_SCRIPT).digest('base64');
     assert.ok((page.headers.get('content-security-policy') ?? '').includes(`script-src 'sha256-${hash}'`));
     assert.ok(html.includes(`<script>${COPY_SCRIPT}</script>`));

@@ -178,7 +178,10 @@ for (const database of databases()) {
       const html = await page.text();
       assert.ok(html.includes(`>${cob?.pixCopiaECola?.replaceAll('&', '&amp;')}</textarea>`), 'the code as text');
       assert.match(html, /data-testid="pix-qr"[^>]*><svg [^>]*viewBox/);
-      assert.match(html, /<button class="copy" type="button" data-copy="pix-code">/);
+      assert.match(
+        html,
+        /<button class="copy" type="button" data-copy="pix-code" data-copied="Copied">Copy the code<\/button>/,
+      );
       assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'sha256-[A-Za-z0-9+/=]+'/);
       assert.doesNotMatch(html, /name="action" value="pay"/, 'no sandbox pay button: the payer pays at the bank');
 
@@ -187,6 +190,12 @@ for (const database of databases()) {
       assert.equal(paid.paidAmount, '125.50');
       assert.match(paid.channelTradeNo ?? '', /^E[a-zA-Z0-9]{31}$/, 'the endToEndId');
       assert.deepEqual(paid.payer, { name: 'Maria Silva', documentNumber: '01234567890' });
+      // Anyone holding the link sees the payer's name and a masked CPF only, in the payer's language.
+      const paidPage = await fetch(payment.cashierUrl, { headers: { 'accept-language': 'pt-BR' } });
+      const paidHtml = await paidPage.text();
+      assert.match(paidHtml, /<dd data-testid="payer">Maria Silva · \*\*\*\.345\.678-\*\*<\/dd>/);
+      assert.ok(!paidHtml.includes('01234567890'), 'the whole CPF is not on the payer page');
+      assert.match(paidHtml, /Pagamento recebido/);
       // The callback was recorded raw and settled from GET /cob.
       const hints = await waitFor(async () => {
         const rows = await hintsAbout(world, payment.orderNo);
@@ -510,11 +519,40 @@ for (const database of databases()) {
           [created.body.data?.orderNo],
         );
         assert.equal(row.rows[0]?.channel, 'pix');
-        const page = await fetch(created.body.data?.cashierUrl as string);
+        const page = await fetch(created.body.data?.cashierUrl as string, { headers: { 'accept-language': 'pt-BR' } });
         assert.equal(page.status, 200);
-        assert.match(await page.text(), /data-testid="pix-code"/);
+        const html = await page.text();
+        assert.match(html, /data-testid="pix-code"/);
+        assert.match(html, /<html lang="pt-BR">/);
+        assert.match(html, /Código Pix copia e cola/);
+        assert.match(html, /R\$\u00a0125,50/);
         const posted = await fetch(created.body.data?.cashierUrl as string, { method: 'POST' });
         assert.equal(posted.status, 404);
+
+        // Paid at the provider with a CPF, settled by the operator's sync: the production payer page
+        // shows the name and the masked CPF; the authenticated API keeps the whole number.
+        const orderNo = created.body.data?.orderNo as string;
+        const txid = (
+          await production.services.db.query<{ channel_trade_no: string }>(
+            'SELECT channel_trade_no FROM payments WHERE order_no = $1',
+            [orderNo],
+          )
+        ).rows[0]?.channel_trade_no as string;
+        await control(world.sim, 'pay', { txid, payer: { name: 'João Souza', cpf: '98765432100' } });
+        const synced = await fetch(`${production.url}/admin/v1/channels/sync`, {
+          method: 'POST',
+          headers: ADMIN,
+          body: JSON.stringify({ orderNo }),
+        });
+        assert.equal(synced.status, 200, await synced.clone().text());
+        const read = await get<PaymentData>(production, merchant, '/api/v1/payments', `orderNo=${orderNo}`);
+        assert.deepEqual(read.body.data?.payer, { name: 'João Souza', documentNumber: '98765432100' });
+        const paidPage = await (
+          await fetch(created.body.data?.cashierUrl as string, { headers: { 'accept-language': 'es-MX,es;q=0.9' } })
+        ).text();
+        assert.match(paidPage, /<dd data-testid="payer">João Souza · \*\*\*\.654\.321-\*\*<\/dd>/);
+        assert.ok(!paidPage.includes('98765432100'), 'the whole CPF is not on the production payer page');
+        assert.match(paidPage, /Pago recibido/);
         const boleto = await post(
           production,
           merchant,

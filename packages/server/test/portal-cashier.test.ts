@@ -72,7 +72,7 @@ for (const database of databases()) {
       assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
       assert.match(response.headers.get('content-security-policy') ?? '', /default-src 'none'/);
       const html = await response.text();
-      assert.match(html, /<p class="amount" data-testid="amount">1500\.50 <span>MXN<\/span><\/p>/);
+      assert.match(html, /<p class="amount" data-testid="amount">MX\$1,500\.50<\/p>/);
       assert.match(html, /SPEI transfer/);
       assert.match(html, /Pay Loja &lt;Teste&gt; &amp; Cia/);
       assert.match(html, /<label for="name">Payer name<\/label>/);
@@ -371,6 +371,35 @@ describe('the cashier return in Chromium', { skip: SKIP_BROWSER }, () => {
     await page.waitForURL(`${shop.url}/thanks?**`);
     assert.equal(landed(page).status, 'SUCCEEDED');
     await page.close();
+  });
+
+  it('speaks Portuguese to a pt-BR browser, shows the payer a masked CPF after paying, and passes axe', async () => {
+    const created = await post<Payment>(platform, merchant, '/api/v1/payments', paymentInput({ amount: '10' }));
+    const payment = created.body.data as Payment;
+    const context = await browser.newContext({ locale: 'pt-BR' });
+    const page = await context.newPage();
+    const blocked: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());
+    });
+    const icon = page.waitForResponse((response) => response.url().endsWith('/favicon.svg'));
+    await page.goto(payment.cashierUrl);
+    assert.equal((await icon).headers()['content-type'], 'image/svg+xml');
+    assert.equal(await page.getAttribute('html', 'lang'), 'pt-BR');
+    assert.equal(((await page.getByTestId('amount').textContent()) ?? '').replace(/\u00a0/g, ' '), 'R$ 10,00');
+    assert.deepEqual(await axeViolations(page), [], 'the pt-BR payer page');
+    await page.getByLabel('Nome do pagador').fill('Maria Silva');
+    await page.getByLabel('Número do documento').fill('123.456.789-01');
+    await page.getByRole('button', { name: /^Pagar / }).click();
+    await page.getByText('Pagamento recebido').waitFor();
+    assert.equal(await page.getByTestId('payer').textContent(), 'Maria Silva · ***.456.789-**');
+    assert.ok(!(await page.content()).includes('123.456.789-01'), 'the whole CPF is not on the page');
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    await page.screenshot({ path: join(RESULTS_DIR, 'cashier-pt-BR-paid.png'), fullPage: true });
+    await page.getByRole('link', { name: 'Español' }).click();
+    await page.getByText('Pago recibido').waitFor();
+    assert.deepEqual(blocked, [], 'CSP violations');
+    await context.close();
   });
 
   it('making it fail lands on the shop with status FAILED', async () => {

@@ -29,15 +29,19 @@ async function toResponse<T>(response: Response): Promise<PortalResponse<T>> {
 }
 
 /** `paygate user invite` over the operator API: the setup link and its token. */
-export async function invite(platform: Platform, accessKey: string, email: string) {
+export async function invite(platform: Platform, accessKey: string, email: string, role?: string) {
   const response = await fetch(`${platform.url}/admin/v1/merchants/${accessKey}/users`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ email }),
+    body: JSON.stringify(role === undefined ? { email } : { email, role }),
   });
-  const result = await toResponse<{ setupUrl: string; email: string; expiresAt: number; existingUser: boolean }>(
-    response,
-  );
+  const result = await toResponse<{
+    setupUrl: string;
+    email: string;
+    role: string;
+    expiresAt: number;
+    existingUser: boolean;
+  }>(response);
   if (result.status !== 200 || !result.body.data) throw new Error(`invite failed: ${result.text}`);
   const token = new URL(result.body.data.setupUrl).hash.replace(/^#token=/, '');
   return { ...result.body.data, token };
@@ -54,10 +58,10 @@ export async function setup(platform: Platform, token: string, password: string)
   );
 }
 
-/** An activated portal user of `merchant`. */
-export async function portalUser(platform: Platform, merchant: TestMerchant, password = PASSWORD) {
+/** An activated portal user of `merchant` (an owner unless `role` says otherwise). */
+export async function portalUser(platform: Platform, merchant: TestMerchant, password = PASSWORD, role?: string) {
   const email = `user-${randomUUID().slice(0, 8)}@shop.example`;
-  const { token } = await invite(platform, merchant.accessKey, email);
+  const { token } = await invite(platform, merchant.accessKey, email, role);
   const done = await setup(platform, token, password);
   if (done.status !== 200) throw new Error(`setup failed: ${done.text}`);
   return { email, password };

@@ -390,7 +390,7 @@ for (const database of databases()) {
         assert.match(csv.headers.get('content-type') ?? '', /^text\/csv/);
         assert.match(csv.headers.get('content-disposition') ?? '', /^attachment; filename="ledger-BRL-/);
         const lines = csv.text.trim().split('\r\n');
-        assert.equal(lines[0], 'entryId,createdAt,currency,account,side,amount,transactionKind,reference,orderNo');
+        assert.equal(lines[0], 'entryId,createdAt,currency,account,amount,transactionKind,reference,orderNo');
         assert.equal(lines.length, 1 + (ledger.body.data?.items.length ?? 0));
         assert.ok(lines.some((line) => line.includes(`payment:${made[0]?.orderNo}`)));
       });

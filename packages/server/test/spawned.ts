@@ -18,6 +18,8 @@ export interface SpawnedPlatform {
   readonly child: ChildProcess;
   readonly url: string;
   readonly exited: Promise<unknown>;
+  /** What it printed so far, stdout and stderr together. */
+  output(): string;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function spawnPlatform(env: Record<string, string>, startTimeoutMs 
   const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     const match = /"url":"(http:\/\/[^"]+)".*"msg":"paygate listening"/.exec(output);
-    if (match) return { child, url: match[1] as string, exited };
+    if (match) return { child, url: match[1] as string, exited, output: () => output };
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`the platform did not start:\n${output.slice(-4000)}`);
@@ -67,6 +69,26 @@ export function runPlatform(env: Record<string, string>): Finished {
 /** Runs `npx paygate …` to its end. */
 export function runCli(args: readonly string[], env: Record<string, string>): Finished {
   return finished(spawnSync(process.execPath, [...TSX, CLI, ...args], runOptions(env)));
+}
+
+/** Runs `npx paygate …` to its end without blocking this process (its event loop goes on). */
+export function runCliAsync(args: readonly string[], env: Record<string, string>): Promise<Finished> {
+  const child = spawn(process.execPath, [...TSX, CLI, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    }),
+  );
 }
 
 function runOptions(env: Record<string, string>) {

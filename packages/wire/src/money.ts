@@ -61,8 +61,10 @@ export const LedgerEntry = component(
       amount: z
         .string()
         .regex(/^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/)
-        .meta({ description: 'Signed, major units: positive credits the account, negative debits it' }),
-      side: z.enum(['credit', 'debit']),
+        .meta({
+          description:
+            'Signed, major units: positive credits the account, negative debits it (the one statement of the direction)',
+        }),
       createdAt: unixMs('Posting time'),
     })
     .meta({

@@ -94,8 +94,36 @@ export const Environment = z.enum(['sandbox', 'production']);
 export type Environment = z.output<typeof Environment>;
 
 /** `GET /portal/api/session` (and sign-in): who is signed in, for which merchant, and the CSRF token. */
+/** A person's role in the portal: what they may do (the server's modules/portal/access.ts). */
+export const PortalRole = z.enum(['owner', 'developer', 'finance', 'viewer']);
+export type PortalRole = z.output<typeof PortalRole>;
+
+/** What a role may do, named by area; the web app hides what the session's role cannot use. */
+export const PortalCapability = z.enum([
+  'read',
+  'self',
+  'keys',
+  'webhooks',
+  'debugger',
+  'payments',
+  'exports',
+  'people',
+  'audit',
+]);
+export type PortalCapability = z.output<typeof PortalCapability>;
+
 export const PortalSession = z.object({
   email: z.string(),
+  role: PortalRole,
+  capabilities: z.array(PortalCapability),
+  secondFactor: z.object({
+    enabled: z.boolean().meta({ description: 'The person has a second factor (TOTP or a passkey)' }),
+    totp: z.boolean(),
+    passkeys: z.boolean(),
+    pending: z.boolean().meta({ description: 'The session waits for the code of its sign-in' }),
+    checkedAt: z.int().nullable().meta({ description: "This session's last check of it (step-up after 5 minutes)" }),
+    required: z.boolean().meta({ description: "The merchant's owners require one of everyone" }),
+  }),
   merchant: z.object({ name: z.string(), accessKey: z.string(), environment: Environment }),
   expiresAt: z.int(),
   csrfToken: z.string().meta({ description: 'State-changing requests echo it in X-CSRF-Token' }),

@@ -66,11 +66,16 @@ export function keygen(dir: string, force: boolean): void {
   writeNewFile(publicPath, publicKeyPem, 0o644, force);
   const relativeDir = relative(process.cwd(), dir);
   const shown = relativeDir.startsWith('..') ? dir : relativeDir || '.';
+  // The onboarding file named after the key folder (merchant-keys-live → merchant-live.json), so
+  // that a second key pair's hint does not overwrite the first one's merchant.json.
+  const suffix = /^merchant-keys(.*)$/.exec(basename(dir))?.[1] ?? '';
+  const onboarding = `merchant${suffix}.json`;
+  const taken = existsSync(onboarding) ? ` (${onboarding} exists: choose another name)` : '';
   process.stderr.write(
     `Wrote ${join(shown, 'private.pem')} (your private key: keep it secret, never upload it; mode 0600)\n` +
       `  and ${join(shown, 'public.pem')}.\n` +
       'The public key to upload (base64 of the raw 32 bytes) follows on stdout. Onboard with:\n' +
-      `  npx paygate merchant create --name "My shop" --public-key @${join(shown, 'public.pem')} --json > merchant.json\n`,
+      `  npx paygate merchant create --name "My shop" --public-key @${join(shown, 'public.pem')} --json > ${onboarding}${taken}\n`,
   );
   if (exposedToGit(privatePath)) {
     process.stderr.write(

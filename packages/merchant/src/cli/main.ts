@@ -21,8 +21,11 @@ const USAGE = `paygate-merchant: the Paygate merchant command line
   paygate-merchant verify-webhook --headers FILE --body FILE [--url URL] [--now UNIX_SECONDS]
         checks a captured webhook and says which check fails and why. FILE formats: "Name: value"
         lines (optionally after the request line, as listen --save writes them) or a JSON object
-  paygate-merchant listen [--port N] [--host H] [--save DIR]
-        a local receiver (default 127.0.0.1:4000) that verifies and pretty-prints every webhook
+  paygate-merchant listen [--port N] [--host H] [--save DIR] [--https [--tls-dir DIR]]
+        a local receiver (default 127.0.0.1:4000) that verifies and pretty-prints every webhook.
+        --https (default port 4443): TLS with a self-signed certificate made once into DIR (default
+        ./merchant-tls: cert.pem, key.pem), its SHA-256 fingerprint printed; a production platform
+        trusts it with PAYGATE_WEBHOOK_EXTRA_CA=DIR/cert.pem
   paygate-merchant trigger EVENT [--webhook-url URL] [--json]
         sandbox: creates an order whose webhook goes to URL (default ${DEFAULT_TRIGGER_URL}) and
         drives it until EVENT is sent (payouts are confirmed first, and funded by a succeeded
@@ -64,6 +67,7 @@ const STRING_OPTIONS = [
   'webhook-keys',
   'onboarding',
   'webhook-url',
+  'tls-dir',
 ];
 
 /** Binds `--name VALUE` into `--name=VALUE`, so that values starting with a dash (`-`, PEM) stay values. */
@@ -114,6 +118,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     options: {
       ...Object.fromEntries(STRING_OPTIONS.map((name) => [name, { type: 'string' as const }])),
       force: { type: 'boolean', default: false },
+      https: { type: 'boolean', default: false },
       verbose: { type: 'boolean', short: 'v', default: false },
       'json-output': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -157,9 +162,13 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     case 'check-receiver':
       return checkReceiver(rest, { json: values['json-output'] === true, flags }, env);
     case 'listen': {
-      const parsed = listenSchema.safeParse({ port: text('port') ?? 4000, host: text('host') ?? '127.0.0.1' });
+      const https = values.https === true;
+      const parsed = listenSchema.safeParse({
+        port: text('port') ?? (https ? 4443 : 4000),
+        host: text('host') ?? '127.0.0.1',
+      });
       if (!parsed.success) throw new CliError(`listen: ${parsed.error.issues.map((i) => i.message).join('; ')}`, 2);
-      await listen({ ...parsed.data, save: text('save'), flags }, env);
+      await listen({ ...parsed.data, save: text('save'), https, tlsDir: text('tls-dir'), flags }, env);
       return -1;
     }
     default:

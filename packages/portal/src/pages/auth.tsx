@@ -1,3 +1,4 @@
+import { startAuthentication } from '@simplewebauthn/browser';
 import { type FormEvent, useState } from 'react';
 import { ApiError, api, setCsrfToken } from '../api';
 import { ErrorAlert, Field, PageHeading } from '../components';
@@ -31,6 +32,26 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
       const session = await api.post<Session>('/session', { email, password });
       setCsrfToken(session.csrfToken);
       setPassword('');
+      onSignedIn(session);
+      navigate('/', { replace: true });
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const withPasskey = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const optionsJSON = await api.post<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
+        '/session/passkey/options',
+        {},
+      );
+      const response = await startAuthentication({ optionsJSON });
+      const session = await api.post<Session>('/session/passkey', { response });
+      setCsrfToken(session.csrfToken);
       onSignedIn(session);
       navigate('/', { replace: true });
     } catch (caught) {
@@ -82,6 +103,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
             {busy ? 'Signing in…' : 'Sign in'}
           </button>
         </form>
+        <p>
+          <button type="button" className="button button-block" disabled={busy} onClick={() => void withPasskey()}>
+            Use a passkey
+          </button>
+        </p>
         <p className="hint">
           No account yet? An operator invites you with <code>paygate user invite</code>; the link sets your password.
         </p>

@@ -14,6 +14,7 @@ import {
   useAsync,
 } from '../components';
 import { usePageTitle } from '../router';
+import { useCan } from '../session';
 import type { Credentials } from '../types';
 
 export function CredentialsPage() {
@@ -25,6 +26,7 @@ export function CredentialsPage() {
   const [notice, setNotice] = useState('');
   const [newKey, setNewKey] = useState('');
   const [busy, setBusy] = useState(false);
+  const canManage = useCan('keys');
 
   const act = async (work: () => Promise<Credentials>, done: string) => {
     setBusy(true);
@@ -115,7 +117,7 @@ export function CredentialsPage() {
                     <Time ms={key.retiredAt} />
                   </td>
                   <td>
-                    {key.status === 'active' ? (
+                    {key.status === 'active' && canManage ? (
                       <button
                         type="button"
                         className="button button-danger button-small"
@@ -133,36 +135,41 @@ export function CredentialsPage() {
             </tbody>
           </table>
         </TableWrap>
-        <form className="stack" onSubmit={(event) => void upload(event)}>
-          <Field
-            label="Add a public key"
-            hint="Base64 of the raw 32-byte Ed25519 public key, or a PEM public key (-----BEGIN PUBLIC KEY-----)."
-          >
-            {(props) => (
-              <textarea
-                {...props}
-                name="publicKey"
-                rows={3}
-                required
-                spellCheck={false}
-                value={newKey}
-                onChange={(event) => setNewKey(event.target.value)}
-              />
-            )}
-          </Field>
-          <div>
-            <button
-              type="submit"
-              className="button button-primary"
-              disabled={busy || active.length >= credentials.maxActiveKeys}
+        {canManage ? null : (
+          <p className="hint">Your role can read the keys; the owner or developer role adds and retires them.</p>
+        )}
+        {canManage ? (
+          <form className="stack" onSubmit={(event) => void upload(event)}>
+            <Field
+              label="Add a public key"
+              hint="Base64 of the raw 32-byte Ed25519 public key, or a PEM public key (-----BEGIN PUBLIC KEY-----)."
             >
-              Upload key
-            </button>
-            {active.length >= credentials.maxActiveKeys ? (
-              <span className="hint inline-hint">{credentials.maxActiveKeys} keys are active: retire one first.</span>
-            ) : null}
-          </div>
-        </form>
+              {(props) => (
+                <textarea
+                  {...props}
+                  name="publicKey"
+                  rows={3}
+                  required
+                  spellCheck={false}
+                  value={newKey}
+                  onChange={(event) => setNewKey(event.target.value)}
+                />
+              )}
+            </Field>
+            <div>
+              <button
+                type="submit"
+                className="button button-primary"
+                disabled={busy || active.length >= credentials.maxActiveKeys}
+              >
+                Upload key
+              </button>
+              {active.length >= credentials.maxActiveKeys ? (
+                <span className="hint inline-hint">{credentials.maxActiveKeys} keys are active: retire one first.</span>
+              ) : null}
+            </div>
+          </form>
+        ) : null}
       </section>
 
       <section className="card" aria-labelledby="body-key">

@@ -4,6 +4,7 @@ import { ErrorAlert, Field, Loading, Notice, PageHeading, StatusBadge, TableWrap
 import { fromLocalInput, PAYMENT_STATUSES, PAYOUT_STATUSES, toLocalInput } from '../format';
 import { FilterPanel, LinkedRow, OrderLink, orderPath, Pager, TotalLine, useListState } from '../lists';
 import { navigate, useLocation, usePageTitle } from '../router';
+import { useCan } from '../session';
 import type { CountedPage, EventSummary, RecoverResult } from '../types';
 
 const DELIVERY = ['pending', 'delivered', 'failed'];
@@ -138,6 +139,7 @@ function RecoverForm({ from, to, onDone }: { from: number | undefined; to: numbe
 
 export function EventsPage() {
   usePageTitle('Webhook events');
+  const canResend = useCan('webhooks');
   const { search } = useLocation();
   const list = useListState();
   const filters: EventFilters = {
@@ -227,15 +229,17 @@ export function EventsPage() {
                       <Time ms={event.createdAt} />
                     </td>
                     <td>
-                      <button
-                        type="button"
-                        className="button button-small"
-                        disabled={busy !== undefined}
-                        onClick={() => void resend(event.eventId)}
-                        aria-label={`Resend event ${event.eventId}`}
-                      >
-                        {busy === event.eventId ? 'Resending…' : 'Resend'}
-                      </button>
+                      {canResend ? (
+                        <button
+                          type="button"
+                          className="button button-small"
+                          disabled={busy !== undefined}
+                          onClick={() => void resend(event.eventId)}
+                          aria-label={`Resend event ${event.eventId}`}
+                        >
+                          {busy === event.eventId ? 'Resending…' : 'Resend'}
+                        </button>
+                      ) : null}
                     </td>
                   </LinkedRow>
                 ))}
@@ -251,7 +255,7 @@ export function EventsPage() {
           />
         </>
       ) : null}
-      <RecoverForm from={filters.from} to={filters.to} onDone={reload} />
+      {canResend ? <RecoverForm from={filters.from} to={filters.to} onDone={reload} /> : null}
     </>
   );
 }

@@ -1,8 +1,9 @@
 import { API_BASE, api, queryString } from '../api';
 import { ErrorAlert, Loading, PageHeading, TableWrap, Time, useAsync } from '../components';
-import { CURRENCIES } from '../format';
+import { CURRENCIES, formatMoney } from '../format';
 import { FilterForm, listQuery, Pager, useListState } from '../lists';
 import { Link, usePageTitle } from '../router';
+import { useCan } from '../session';
 import type { Balance, LedgerEntry, Page } from '../types';
 
 const ACCOUNT_NAMES: Readonly<Record<string, string>> = { available: 'Available', reserved: 'Reserved' };
@@ -12,10 +13,14 @@ const orderLink = (orderNo: string) =>
 
 export function BalancesPage() {
   usePageTitle('Balances and ledger');
+  const canExport = useCan('exports');
   const balances = useAsync(() => api.get<Balance[]>('/balances'), []);
   const list = useListState();
   const entries = useAsync(
-    () => api.get<Page<LedgerEntry>>(`/ledger${listQuery({ ...list.filters, status: '', orderNo: '' }, list.cursor)}`),
+    () =>
+      api.get<Page<LedgerEntry>>(
+        `/ledger${listQuery({ ...list.filters, status: '', orderNo: '', q: '' }, list.cursor)}`,
+      ),
     [list.key, list.cursor],
   );
   const exportHref = `${API_BASE}/ledger/export.csv${queryString({
@@ -50,9 +55,9 @@ export function BalancesPage() {
                   <tr key={b.currency}>
                     <th scope="row">{b.currency}</th>
                     <td className="num" data-testid={`available-${b.currency}`}>
-                      {b.available}
+                      {formatMoney(b.available, b.currency)}
                     </td>
-                    <td className="num">{b.reserved}</td>
+                    <td className="num">{formatMoney(b.reserved, b.currency)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -68,12 +73,14 @@ export function BalancesPage() {
       <section className="card" aria-labelledby="ledger">
         <h2 id="ledger">Ledger entries</h2>
         <FilterForm path="/balances" label="Filter ledger entries" filters={list.filters} currencies={CURRENCIES} />
-        <p>
-          <a className="button" href={exportHref} download>
-            Download CSV
-          </a>{' '}
-          <span className="hint inline-hint">All entries matching the filters (up to 50,000), newest first.</span>
-        </p>
+        {canExport ? (
+          <p>
+            <a className="button" href={exportHref} download>
+              Download CSV
+            </a>{' '}
+            <span className="hint inline-hint">All entries matching the filters (up to 50,000), newest first.</span>
+          </p>
+        ) : null}
         <ErrorAlert error={entries.error} />
         {entries.loading && !entries.data ? <Loading what="ledger entries" /> : null}
         {entries.data ? (
@@ -111,10 +118,10 @@ export function BalancesPage() {
                         </td>
                         <td>{e.transactionKind.replace('_', ' ')}</td>
                         <td>{ACCOUNT_NAMES[e.account] ?? e.account}</td>
-                        <td className={`num ${e.side === 'credit' ? 'credit' : 'debit'}`}>
-                          {e.side === 'credit' ? '+' : ''}
-                          {e.amount} {e.currency}
-                          <span className="visually-hidden"> ({e.side})</span>
+                        <td className={`num ${e.amount.startsWith('-') ? 'debit' : 'credit'}`}>
+                          {e.amount.startsWith('-') ? '' : '+'}
+                          {formatMoney(e.amount, e.currency)}
+                          <span className="visually-hidden"> ({e.amount.startsWith('-') ? 'debit' : 'credit'})</span>
                         </td>
                         <td className="mono small">{e.reference}</td>
                       </tr>

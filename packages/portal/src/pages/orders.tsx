@@ -1,5 +1,5 @@
 import { type ReactNode, useState } from 'react';
-import { api } from '../api';
+import { api, API_BASE, queryString } from '../api';
 import {
   Details,
   ErrorAlert,
@@ -12,9 +12,10 @@ import {
   Time,
   useAsync,
 } from '../components';
-import { PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
+import { formatMoney, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
 import { FilterForm, LinkedRow, listQuery, OrderLink, Pager, TotalLine, useListState } from '../lists';
 import { Link, usePageTitle } from '../router';
+import { useCan } from '../session';
 import type { CountedPage, Payment, PaymentDetail, Payout, PayoutDetail, TimelineEntry, WebhookEvent } from '../types';
 
 /** What differs between the payments and the payouts list: the rest of the page is the same. */
@@ -23,7 +24,7 @@ interface OrderListKind<T extends Payment | Payout> {
   readonly noun: string;
   readonly path: '/payments' | '/payouts';
   readonly statuses: readonly string[];
-  readonly orderNumberHint: string;
+  readonly searchHint: string;
   /** The one column in which the kinds differ: the method of a payment, the fee of a payout. */
   readonly extra: { readonly heading: string; readonly numeric: boolean; readonly cell: (order: T) => ReactNode };
 }
@@ -33,7 +34,7 @@ const PAYMENTS_LIST: OrderListKind<Payment> = {
   noun: 'payments',
   path: '/payments',
   statuses: PAYMENT_STATUSES,
-  orderNumberHint: 'A platform number (P…) or your own merchantOrderNo.',
+  searchHint: 'A payment number (P…), your merchantOrderNo, the payer’s name or document number, or an amount.',
   extra: { heading: 'Method', numeric: false, cell: (p) => p.paymentMethod.code },
 };
 
@@ -42,9 +43,26 @@ const PAYOUTS_LIST: OrderListKind<Payout> = {
   noun: 'payouts',
   path: '/payouts',
   statuses: PAYOUT_STATUSES,
-  orderNumberHint: 'A platform number (W…) or your own merchantOrderNo.',
-  extra: { heading: 'Fee', numeric: true, cell: (p) => `${p.fee} ${p.currency}` },
+  searchHint: 'A payout number (W…), your merchantOrderNo, the payee’s name or document number, or an amount.',
+  extra: { heading: 'Fee', numeric: true, cell: (p) => formatMoney(p.fee, p.currency) },
 };
+
+/** The payouts report (CSV): the payouts of the filters' period (the last 31 days without one). */
+function PayoutReportLink({ from, to }: { from: number | undefined; to: number | undefined }) {
+  const href = `${API_BASE}/payouts/report.csv${queryString({ from, to })}`;
+  if (!useCan('exports')) return null;
+  return (
+    <p>
+      <a className="button" href={href} download>
+        Download the payouts report (CSV)
+      </a>{' '}
+      <span className="hint inline-hint">
+        Every payout created in the period (the From and To filters; the last 31 days without them) with its fee, total,
+        return and what it took from your balance.
+      </span>
+    </p>
+  );
+}
 
 export const PaymentsPage = () => <OrderListPage kind={PAYMENTS_LIST} />;
 export const PayoutsPage = () => <OrderListPage kind={PAYOUTS_LIST} />;
@@ -64,8 +82,9 @@ function OrderListPage<T extends Payment | Payout>({ kind }: { kind: OrderListKi
         label={`Filter ${kind.noun}`}
         filters={list.filters}
         statuses={kind.statuses}
-        orderNumberHint={kind.orderNumberHint}
+        searchHint={kind.searchHint}
       />
+      {kind.path === '/payouts' ? <PayoutReportLink from={list.filters.from} to={list.filters.to} /> : null}
       <ErrorAlert error={error} />
       {loading && !data ? <Loading what={kind.noun} /> : null}
       {data ? (
@@ -102,7 +121,7 @@ function OrderListPage<T extends Payment | Payout>({ kind }: { kind: OrderListKi
                     </th>
                     <td className="mono hide-narrow">{order.merchantOrderNo}</td>
                     <td className="num">
-                      {order.amount} {order.currency}
+                      {formatMoney(order.amount, order.currency)}
                       {/* On a phone the status column gives way and the status shows here. */}
                       <span className="show-narrow">
                         <StatusBadge status={order.status} />
@@ -151,6 +170,7 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
   const [busy, setBusy] = useState<string>();
   const [error, setError] = useState<unknown>();
   const [notice, setNotice] = useState('');
+  const canResend = useCan('webhooks');
   const resend = async (eventId: string) => {
     setBusy(eventId);
     setError(undefined);
@@ -185,15 +205,17 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
             <span>
               Delivery: <StatusBadge status={event.delivery} />
             </span>
-            <button
-              type="button"
-              className="button button-small"
-              disabled={busy !== undefined}
-              onClick={() => void resend(event.eventId)}
-              aria-label={`Resend event ${event.eventId}`}
-            >
-              {busy === event.eventId ? 'Resending…' : 'Resend'}
-            </button>
+            {canResend ? (
+              <button
+                type="button"
+                className="button button-small"
+                disabled={busy !== undefined}
+                onClick={() => void resend(event.eventId)}
+                aria-label={`Resend event ${event.eventId}`}
+              >
+                {busy === event.eventId ? 'Resending…' : 'Resend'}
+              </button>
+            ) : null}
           </header>
           <Details
             items={[
@@ -410,6 +432,8 @@ function CancelPayment({ orderNo, status, reload }: { orderNo: string; status: s
 
 export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: boolean }) {
   usePageTitle(`Payment ${orderNo}`);
+  const canCancel = useCan('payments');
+  const canSimulate = useCan('debugger');
   const { data, error, loading, reload } = useAsync(
     () => api.get<PaymentDetail>(`/payments/${encodeURIComponent(orderNo)}`),
     [orderNo],
@@ -432,7 +456,7 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
             <button type="button" className="button button-small" onClick={reload}>
               Refresh
             </button>
-            <CancelPayment orderNo={orderNo} status={p.status} reload={reload} />
+            {canCancel ? <CancelPayment orderNo={orderNo} status={p.status} reload={reload} /> : null}
           </div>
           <div className="grid-2">
             <section className="card" aria-labelledby="summary">
@@ -440,15 +464,15 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
               <Details
                 items={[
                   ['Status', <StatusBadge status={p.status} />],
-                  ['Amount', `${p.amount} ${p.currency}`],
-                  ['Paid amount', p.paidAmount ? `${p.paidAmount} ${p.currency}` : undefined],
+                  ['Amount', formatMoney(p.amount, p.currency)],
+                  ['Paid amount', p.paidAmount ? formatMoney(p.paidAmount, p.currency) : undefined],
                   [
                     data.charges.booked ? 'Fee' : 'Fee (if paid)',
-                    <span data-testid="fee">{`${data.charges.fee} ${p.currency}`}</span>,
+                    <span data-testid="fee">{formatMoney(data.charges.fee, p.currency)}</span>,
                   ],
                   [
                     data.charges.booked ? 'Net to you' : 'Net (if paid)',
-                    <span data-testid="net">{`${data.charges.net} ${p.currency}`}</span>,
+                    <span data-testid="net">{formatMoney(data.charges.net, p.currency)}</span>,
                   ],
                   [
                     'Failure reason',
@@ -482,7 +506,9 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
               <Timeline entries={data.timeline} />
             </section>
           </div>
-          {sandbox ? <SandboxPanel type="payment" orderNo={orderNo} status={p.status} reload={reload} /> : null}
+          {sandbox && canSimulate ? (
+            <SandboxPanel type="payment" orderNo={orderNo} status={p.status} reload={reload} />
+          ) : null}
           <EventsSection events={data.events} reload={reload} />
         </>
       ) : null}
@@ -492,6 +518,7 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
 
 export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boolean }) {
   usePageTitle(`Payout ${orderNo}`);
+  const canSimulate = useCan('debugger');
   const { data, error, loading, reload } = useAsync(
     () => api.get<PayoutDetail>(`/payouts/${encodeURIComponent(orderNo)}`),
     [orderNo],
@@ -529,12 +556,12 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
                   ['Account', <span className="mono">{r.payee.accountNumber}</span>],
                   ['Bank code', r.payee.bankCode],
                   ['Payee document', r.payee.documentNumber],
-                  ['Amount', `${r.amount} ${r.currency}`],
-                  ['Fee', `${r.fee} ${r.currency}`],
-                  ['Total debited', `${r.total} ${r.currency}`],
+                  ['Amount', formatMoney(r.amount, r.currency)],
+                  ['Fee', formatMoney(r.fee, r.currency)],
+                  ['Total debited', formatMoney(r.total, r.currency)],
                   ['Channel trade no.', r.channelTradeNo],
                   ['Refund no.', r.refundNo],
-                  ['Refunded amount', r.refundAmount ? `${r.refundAmount} ${r.currency}` : undefined],
+                  ['Refunded amount', r.refundAmount ? formatMoney(r.refundAmount, r.currency) : undefined],
                   ['Refund time', r.refundTime ? <Time ms={r.refundTime} /> : undefined],
                   ['Your reference', <span className="mono">{r.merchantOrderNo}</span>],
                   ['Created', <Time ms={r.createdAt} />],
@@ -550,7 +577,9 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
               <Timeline entries={data.timeline} />
             </section>
           </div>
-          {sandbox ? <SandboxPanel type="payout" orderNo={orderNo} status={p.status} reload={reload} /> : null}
+          {sandbox && canSimulate ? (
+            <SandboxPanel type="payout" orderNo={orderNo} status={p.status} reload={reload} />
+          ) : null}
           <EventsSection events={data.events} reload={reload} />
         </>
       ) : null}

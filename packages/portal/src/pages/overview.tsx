@@ -1,7 +1,7 @@
 import { api, queryString } from '../api';
 import { BarChart } from '../chart';
 import { ErrorAlert, Loading, PageHeading, StatusBadge, TableWrap, Time, toneOf, useAsync } from '../components';
-import { PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
+import { formatMoney, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
 import { OrderLink } from '../lists';
 import { Link, navigate, useLocation, usePageTitle } from '../router';
 import type { Overview, StatusTotal } from '../types';
@@ -69,7 +69,7 @@ function OrdersByStatus({
                   </th>
                   <td className="num">{row.count}</td>
                   <td className="num" data-testid={`volume-${id}-${row.status}-${row.currency}`}>
-                    {row.amount} {row.currency}
+                    {formatMoney(row.amount, row.currency)}
                   </td>
                 </tr>
               ))}
@@ -138,9 +138,9 @@ export function OverviewPage() {
                 {data.balances.map((b) => (
                   <div key={b.currency} className="balance">
                     <dt>{b.currency} available</dt>
-                    <dd data-testid={`overview-available-${b.currency}`}>{b.available}</dd>
+                    <dd data-testid={`overview-available-${b.currency}`}>{formatMoney(b.available, b.currency)}</dd>
                     <dt>{b.currency} reserved for payouts</dt>
-                    <dd data-testid={`overview-reserved-${b.currency}`}>{b.reserved}</dd>
+                    <dd data-testid={`overview-reserved-${b.currency}`}>{formatMoney(b.reserved, b.currency)}</dd>
                   </div>
                 ))}
               </dl>

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseConfig } from '../config.js';
-import { adminToken, readServerInfo } from '../local-state.js';
+import { adminToken, adminTokenSource, readServerInfo, type ServerInfo } from '../local-state.js';
 import { CliError, reportFailure, takeDebugFlag } from './failure.js';
 
 const USAGE = `paygate: the Paygate operator command line (talks to the running server)
@@ -23,6 +23,11 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate events resend --event-id EVT [--json]       deliver a webhook event again (same id and body, fresh signature)
   paygate worker                                      run the webhook dispatcher as its own process (needs DATABASE_URL)
   paygate migrate [--json]                            apply the database migrations this build has, then exit
+  paygate backup --out FILE [--json]                  an online backup of the running server's embedded database
+        (consistent: every transaction committed before it; gzip tar, mode 0600; never overwrites FILE)
+  paygate restore --from FILE [--replace] [--json]    put a backup in place as PAYGATE_DATA_DIR's embedded database,
+        with the server stopped (refused while the directory is in use; a database already there
+        is refused, or with --replace kept as pgdata.replaced-<time>)
   paygate reconcile --channel NAME --file FILE.csv [--date YYYY-MM-DD] [--json]
         compare a channel's daily settlement file with the books (needs the database, like migrate);
         exit 0 when clean, 1 when an order is missing on either side or its amount or status differs;
@@ -30,10 +35,14 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
   paygate reconcile --channel NAME --date YYYY-MM-DD [--json]
         the same against the channel's own list of that day's received payments (kind pix-api:
         GET /pix; needs PAYGATE_CHANNELS)
-  paygate user invite --access-key AK --email E [--json]
-        prints a one-time portal setup link (valid 72 h) where the user sets a password; for an
-        existing user it works as a password reset (the old password works until the link is used)
-  paygate user list --access-key AK [--json]          the merchant's portal users
+  paygate user invite --access-key AK --email E [--role owner|developer|finance|viewer] [--json]
+        prints a one-time portal setup link (valid 72 h) where the user sets a password; a new user
+        is an owner unless --role says otherwise; for an existing user it works as a password reset
+        (the old password works until the link is used) and --role, when given, changes the role
+  paygate user list --access-key AK [--json]          the merchant's portal users and their roles
+  paygate audit list [--access-key AK] [--json]       the audit trail (one merchant's with --access-key), oldest first
+  paygate audit verify [--json]                       walk the audit trail's hash chain: exit 0 printing the
+        number of entries checked, or 1 naming the first entry that breaks it
   paygate channels notifications --channel NAME [--json]
         the channel's newest 100 notifications as received (event id, order, outcome; --json adds the
         raw body and authentication headers), newest first
@@ -47,6 +56,7 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
 
 The server is found through PAYGATE_URL, or <PAYGATE_DATA_DIR>/server.json written at start-up,
 or http://HOST:PORT; the token through PAYGATE_ADMIN_TOKEN or <PAYGATE_DATA_DIR>/admin.token.
+Times are printed in ISO 8601 (UTC); with --json as the operator API gives them (milliseconds).
 A mistake is one line on stderr and a non-zero exit; --debug (anywhere) adds the trace.`;
 
 function readKey(value: string): string {
@@ -61,14 +71,33 @@ function readKey(value: string): string {
 }
 
 interface Operator {
+  /** Where the server is and the token the command presents. */
+  readonly target: { readonly url: string; readonly token: string };
   call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
+  /** The line a refused request becomes. */
+  refusal(response: Response): Promise<CliError>;
 }
 
 function operator(env: NodeJS.ProcessEnv): Operator {
-  const config = parseConfig(env);
-  const url = env.PAYGATE_URL ?? readServerInfo(config)?.url ?? `http://${config.host}:${config.port}`;
+  // The operator API is the same in both environments: the command needs only where the server
+  // and its token are, not what production requires of a server (its master key, its database).
+  const config = parseConfig({ ...env, PAYGATE_ENV: env.PAYGATE_ENV === 'production' ? undefined : env.PAYGATE_ENV });
+  const local = readServerInfo(config);
+  const url = env.PAYGATE_URL ?? local?.url ?? `http://${config.host}:${config.port}`;
   const token = adminToken(config);
+  const refusal = async (response: Response): Promise<CliError> => {
+    const payload = (await response.json().catch(() => ({}))) as {
+      msg?: string;
+      message?: string;
+      errors?: unknown;
+    };
+    if (response.status === 401) return new CliError(unauthorized(url, response, config, local));
+    const detail = payload.errors ? ` ${JSON.stringify(payload.errors)}` : '';
+    return new CliError(`${payload.msg ?? response.status}: ${payload.message ?? 'request failed'}${detail}`);
+  };
   return {
+    target: { url, token },
+    refusal,
     async call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
       let response: Response;
       try {
@@ -86,19 +115,53 @@ function operator(env: NodeJS.ProcessEnv): Operator {
           cause: error,
         });
       }
-      const payload = (await response.json().catch(() => ({}))) as {
-        msg?: string;
-        message?: string;
-        data?: T;
-        errors?: unknown;
-      };
-      if (!response.ok || payload.msg !== 'SUCCESS') {
-        const detail = payload.errors ? ` ${JSON.stringify(payload.errors)}` : '';
-        throw new CliError(`${payload.msg ?? response.status}: ${payload.message ?? 'request failed'}${detail}`);
-      }
+      if (!response.ok) throw await refusal(response);
+      const payload = (await response.json().catch(() => ({}))) as { msg?: string; data?: T };
+      if (payload.msg !== 'SUCCESS') throw new CliError(`${payload.msg ?? response.status}: request failed`);
       return payload.data as T;
     },
   };
+}
+
+/**
+ * Why the server refused the operator token, as far as the command can tell: the server that
+ * answered names itself (`Paygate-Server-Id`), and the data directory the token came from names
+ * the server that wrote it (`server.json`); when they differ, PAYGATE_URL and the token belong to
+ * different servers.
+ */
+function unauthorized(
+  url: string,
+  response: Response,
+  config: ReturnType<typeof parseConfig>,
+  local: ServerInfo | undefined,
+): string {
+  const source = adminTokenSource(config);
+  const answered = response.headers.get('paygate-server-id');
+  if (!config.adminToken && local?.serverId && answered && answered !== local.serverId) {
+    return (
+      `UNAUTHORIZED: ${url} is another server than the one whose operator token is in ${source} ` +
+      `(that one ran at ${local.url}, pid ${local.pid}): point PAYGATE_DATA_DIR at the data directory of the ` +
+      `server at ${url}, or PAYGATE_URL at ${local.url}, or set PAYGATE_ADMIN_TOKEN to that server's token`
+    );
+  }
+  const hint = config.adminToken
+    ? 'is it the PAYGATE_ADMIN_TOKEN that server was started with?'
+    : local
+      ? `is it the token that server was started with (PAYGATE_ADMIN_TOKEN)?`
+      : `no server has run from ${config.dataDir}: is PAYGATE_DATA_DIR the data directory of the server at ${url}?`;
+  return `UNAUTHORIZED: the server at ${url} refused the operator token from ${source}; ${hint}`;
+}
+
+/** Times as ISO 8601 for people: every `…At` member holding milliseconds, at any depth. */
+function readableTimes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(readableTimes);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, member]) => [
+      name,
+      name.endsWith('At') && typeof member === 'number' ? new Date(member).toISOString() : readableTimes(member),
+    ]),
+  );
 }
 
 function print(value: unknown, json: boolean): void {
@@ -106,8 +169,9 @@ function print(value: unknown, json: boolean): void {
     process.stdout.write(`${JSON.stringify(value)}\n`);
     return;
   }
-  if (Array.isArray(value)) console.table(value);
-  else process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const readable = readableTimes(value);
+  if (Array.isArray(readable)) console.table(readable);
+  else process.stdout.write(`${JSON.stringify(readable, null, 2)}\n`);
 }
 
 function required(values: Record<string, string | boolean | undefined>, name: string): string {
@@ -130,6 +194,10 @@ const STRING_OPTIONS = [
   'order-no',
   'file',
   'date',
+  'out',
+  'from',
+
+  'role',
 ];
 
 /**
@@ -168,6 +236,11 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       'order-no': { type: 'string' },
       file: { type: 'string' },
       date: { type: 'string' },
+      out: { type: 'string' },
+      from: { type: 'string' },
+      replace: { type: 'boolean', default: false },
+
+      role: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -197,6 +270,22 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       (line) => process.stdout.write(`${line}\n`),
     );
     if (!clean) process.exitCode = 1;
+    return;
+  }
+  if (group === 'restore') {
+    // Direct to the data directory, for a stopped server (it takes the directory's lock).
+    const { runRestore } = await import('./restore.js');
+    const report = await runRestore(env, required(values, 'from'), values.replace === true);
+    if (json) return print(report, true);
+    const lines = [
+      `restored ${values.from} into ${report.dataDir} (${report.migrations} migrations applied in it)`,
+      ...(report.replaced ? [`the database that was there is kept in ${report.replaced}`] : []),
+      ...(report.pending.length > 0
+        ? [`the next start applies ${report.pending.length} newer migration(s): ${report.pending.join(', ')}`]
+        : []),
+      "start the server with the master key of the backed-up server (PAYGATE_MASTER_KEY or PAYGATE_MASTER_KEY_FILE; in the sandbox, its data directory's master.key copied here)",
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
     return;
   }
   if (group === 'master-key' && command === 'generate') {
@@ -250,9 +339,48 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       return print(await api.call('POST', '/platform-keys/retire', { keyId: required(values, 'key-id') }), json);
     case 'user invite':
       return print(
-        await api.call('POST', `/merchants/${key('access-key')}/users`, { email: required(values, 'email') }),
+        await api.call('POST', `/merchants/${key('access-key')}/users`, {
+          email: required(values, 'email'),
+          ...(values.role === undefined ? {} : { role: values.role }),
+        }),
         json,
       );
+    case 'audit list': {
+      const accessKey = values['access-key'];
+      const path = accessKey === undefined ? '/audit' : `/merchants/${encodeURIComponent(accessKey)}/audit`;
+      const trail = await api.call<{ entries: Record<string, unknown>[] }>('GET', path);
+      if (json) return print(trail, true);
+      return print(
+        trail.entries.map((e) => ({
+          at: e.at,
+          actor: (e.actor as { kind: string; email?: string }).email ?? (e.actor as { kind: string }).kind,
+          action: e.action,
+          merchant: e.merchant,
+          object: e.object,
+        })),
+        false,
+      );
+    }
+    case 'audit verify': {
+      const result = await api.call<
+        | { ok: true; checked: number }
+        | { ok: false; checked: number; broken: { id: string; at: string; action: string; reason: string } }
+      >('GET', '/audit/verify');
+      if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      if (result.ok) {
+        if (!json) process.stdout.write(`the audit trail holds: ${result.checked} entries checked\n`);
+        return;
+      }
+      const { broken } = result;
+      if (!json) {
+        process.stdout.write(
+          `the audit trail is broken at entry ${broken.id} (${broken.action}, ${broken.at}): ${broken.reason}; ` +
+            `${result.checked} entries before it hold\n`,
+        );
+      }
+      process.exitCode = 1;
+      return;
+    }
     case 'user list':
       return print(await api.call('GET', `/merchants/${key('access-key')}/users`), json);
     case 'channels notifications': {
@@ -300,6 +428,16 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
         ],
         false,
       );
+    }
+
+    case 'backup': {
+      const { runBackup } = await import('./backup.js');
+      const report = await runBackup(api.target, required(values, 'out'), (response) => api.refusal(response));
+      if (json) return print(report, true);
+      process.stdout.write(
+        `backup written to ${report.file} (${report.bytes} bytes in ${report.seconds} s); restore it with paygate restore --from ${report.file}\n`,
+      );
+      return;
     }
     case 'channels sync':
       return print(await api.call('POST', '/channels/sync', { orderNo: required(values, 'order-no') }), json);

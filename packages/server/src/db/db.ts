@@ -86,6 +86,12 @@ export interface Queryable {
   query<T = Record<string, unknown>>(sql: Sql, params?: readonly unknown[]): Promise<QueryResult<T>>;
 }
 
+/**
+ * What a caller adds to a service's transaction, run inside it after the change (the audit
+ * trail's entry): it commits with the change or not at all. `detail` is what the change made.
+ */
+export type InTransaction<D = void> = (tx: Queryable, detail: D) => Promise<void>;
+
 const textOf = (sql: Sql) => (typeof sql === 'string' ? sql : sql.text);
 
 /**
@@ -132,6 +138,12 @@ export interface Db extends Queryable {
    * or a read-only session. One attempt, no retry: `/readyz` asks.
    */
   acceptsWrites(): Promise<boolean>;
+  /**
+   * The embedded database only: its data directory as a tar archive (gzip when asked), every
+   * transaction committed before it and none half done, which `openDatabase({ loadDataDir })`
+   * starts from (`paygate backup`, `paygate restore`). `undefined` on PostgreSQL (pg_dump).
+   */
+  embeddedDump(compression?: 'none' | 'gzip'): Promise<Blob> | undefined;
 }
 
 /**
@@ -447,6 +459,10 @@ class PostgresDb implements Db {
     return undefined;
   }
 
+  embeddedDump(): undefined {
+    return undefined;
+  }
+
   poolStats(): PoolStats {
     return {
       total: this.pool.totalCount,
@@ -604,8 +620,14 @@ class PgliteDb implements Db {
     return true;
   }
 
-  dump(): Promise<Blob> {
-    return this.pglite.dumpDataDir('none') as Promise<Blob>;
+  /**
+   * The data directory as a tar archive, taken between transactions: PGlite's dump holds the
+   * statement lock, and taking the transaction lock first means no transaction is half done in
+   * it. What it holds is every transaction committed before it, as a restarted PostgreSQL sees
+   * it (the WAL is in it too).
+   */
+  embeddedDump(compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
+    return this.pglite._runExclusiveTransaction(() => this.pglite.dumpDataDir(compression) as Promise<Blob>);
   }
 }
 
@@ -744,9 +766,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
  * A dump of an embedded database's data directory, which `openDatabase({ loadDataDir })` starts
  * from: how tests migrate once and clone per platform instead of migrating every time.
  */
-export async function dumpEmbedded(db: Db): Promise<Blob> {
-  if (!(db instanceof PgliteDb)) throw new Error('only the embedded database can be dumped');
-  return db.dump();
+export async function dumpEmbedded(db: Db, compression: 'none' | 'gzip' = 'none'): Promise<Blob> {
+  const dump = db.embeddedDump(compression);
+  if (!dump) throw new Error('only the embedded database can be dumped');
+  return dump;
 }
 
 /** SQLSTATE of a database error, for branching on the database's own codes. */

@@ -27,6 +27,24 @@ export function rawTarget(request: FastifyRequest): { path: string; query: strin
   return mark < 0 ? { path: url, query: undefined } : { path: url.slice(0, mark), query: url.slice(mark + 1) };
 }
 
+const ORDER_NUMBER = { payments: /^P[0-9]{18}$/, payouts: /^W[0-9]{18}$/ } as const;
+
+/**
+ * The 404 message for a REST-style read of one order, `/api/v1/payments/{id}` or
+ * `/api/v1/payouts/{id}` (a path no route has): where that read is, with the order number when
+ * the id is one (nothing else the caller sent is echoed). Undefined for any other path.
+ */
+export function restStyleHint(path: string): string | undefined {
+  const match = /^\/api\/v1\/(payments|payouts)\/([^/]+)\/?$/.exec(path);
+  if (!match) return undefined;
+  const noun = match[1] as 'payments' | 'payouts';
+  const id = match[2] as string;
+  const query = ORDER_NUMBER[noun].test(id)
+    ? `?orderNo=${id}`
+    : `?orderNo=${noun === 'payments' ? 'P' : 'W'}… or ?merchantOrderNo=…`;
+  return `no such endpoint: read a ${noun.slice(0, -1)} with GET /api/v1/${noun}${query}`;
+}
+
 /** The authenticated merchant; only callable inside the merchant API scope. */
 export function merchantOf(request: FastifyRequest): Merchant {
   if (!request.authenticated) throw new Error('merchantOf called outside the authenticated scope');
@@ -119,10 +137,12 @@ export function merchantApiScope(
   };
 
   // The scope's hook also runs for the scope's not-found handler: unknown paths and methods are
-  // authenticated too, so that nothing tells an unauthenticated caller which routes exist.
+  // authenticated too, so that nothing tells an unauthenticated caller which routes exist. A
+  // signed REST-style read of one order (`GET /api/v1/payments/P…`) is told where that read is.
   api.addHook('preHandler', authenticate);
-  api.setNotFoundHandler(async () => {
-    throw new DomainError('NOT_FOUND', 'no such endpoint');
+  api.setNotFoundHandler(async (request) => {
+    const hint = request.method === 'GET' ? restStyleHint(rawTarget(request).path) : undefined;
+    throw new DomainError('NOT_FOUND', hint ?? 'no such endpoint');
   });
   registerRoutes(api);
 }

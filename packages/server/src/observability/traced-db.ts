@@ -94,5 +94,6 @@ export function traced(db: Db): Db {
     poolStats: () => db.poolStats(),
     embeddedMemoryBytes: () => db.embeddedMemoryBytes(),
     acceptsWrites: () => db.acceptsWrites(),
+    embeddedDump: (compression) => db.embeddedDump(compression),
   };
 }

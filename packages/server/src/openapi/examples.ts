@@ -595,7 +595,6 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
                 account: 'available',
                 currency: 'BRL',
                 amount: '100.00',
-                side: 'credit',
                 createdAt: T0 + 86_400_000,
               },
               {
@@ -606,7 +605,6 @@ export const OPERATION_EXAMPLES: Readonly<Record<string, OperationExamples>> = {
                 account: 'reserved',
                 currency: 'BRL',
                 amount: '-102.00',
-                side: 'debit',
                 createdAt: T0 + 300_000,
               },
             ],

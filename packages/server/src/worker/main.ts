@@ -69,6 +69,12 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     await Promise.all([stopDispatcher(), stopSweeper(), stopPoller(), stopSepa()]);
   };
   log.info({ worker, concurrency, metricsPort: config.workerMetricsPort }, 'paygate worker started');
+  if (config.webhookExtraCa) {
+    log.info(
+      { file: config.webhookExtraCa.file, certificates: config.webhookExtraCa.certificates.length },
+      'webhook delivery also trusts the certificates in PAYGATE_WEBHOOK_EXTRA_CA',
+    );
+  }
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;

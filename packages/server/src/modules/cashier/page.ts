@@ -1,5 +1,7 @@
 import type { FieldError } from '../../errors.js';
 import type { PaymentView } from '../payments/service.js';
+import type { Messages } from './i18n.js';
+import { maskDocument } from './mask.js';
 
 /** What the cashier page shows. */
 export interface CashierPage {
@@ -9,7 +11,6 @@ export interface CashierPage {
   readonly open: boolean;
   readonly values?: { name: string; documentNumber: string };
   readonly errors?: readonly FieldError[];
-  readonly environment: string;
   /**
    * A Pix payment's copy-and-paste code (the provider's `pixCopiaECola`, or the sandbox's own BR
    * Code) and its QR code as an SVG drawn by the `qrcode` library; shown while the payment is open.
@@ -17,6 +18,10 @@ export interface CashierPage {
   readonly pix?: { readonly code: string; readonly qrSvg: string };
   /** A channel's payer page (production): the code only, no sandbox form. */
   readonly payerOnly?: boolean;
+  /** The page's words, amounts and dates, in the payer's language. */
+  readonly messages: Messages;
+  /** The link's `lang` parameter, when it chose the language: the form posts back with it. */
+  readonly lang?: string | undefined;
 }
 
 /**
@@ -27,7 +32,7 @@ export const COPY_SCRIPT = `document.querySelectorAll('button[data-copy]').forEa
   b.addEventListener('click', function () {
     var code = document.getElementById(b.getAttribute('data-copy'));
     code.select();
-    var done = function () { b.textContent = 'Copied'; };
+    var done = function () { b.textContent = b.getAttribute('data-copied'); };
     if (navigator.clipboard) navigator.clipboard.writeText(code.value).then(done, function () {});
     else if (document.execCommand('copy')) done();
   });
@@ -43,14 +48,6 @@ const ESCAPES: Readonly<Record<string, string>> = {
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
-
-const METHOD_NAMES: Readonly<Record<string, string>> = {
-  PIX: 'Pix',
-  BOLETO: 'Boleto bancário',
-  SPEI: 'SPEI transfer',
-  CARD: 'Card',
-  SEPA: 'SEPA transfer',
-};
 
 /** Inline styles only (the page's CSP allows no other source); colours meet WCAG AA contrast. */
 const STYLE = `
@@ -78,6 +75,8 @@ button{font:inherit;font-weight:600;padding:.7rem 1.2rem;border-radius:.5rem;bor
 .status.FAILED,.status.EXPIRED,.status.CANCELED{background:#fee2e2;color:#7f1d1d}
 .status.PENDING,.status.PROCESSING{background:#e0e7ff;color:#1e3a8a}
 footer{color:#4b5563;font-size:.8rem;text-align:center;margin-top:1rem}
+.languages{text-align:right;font-size:.875rem;margin-bottom:.5rem}
+.languages a{color:#1e3a8a}
 .pix{margin:1rem 0;text-align:center}
 .pix svg{width:14rem;height:14rem;max-width:100%}
 .pix textarea{width:100%;font:.8rem/1.4 ui-monospace,monospace;padding:.5rem;border:1px solid #6b7280;border-radius:.5rem;resize:none;overflow-wrap:anywhere}
@@ -85,46 +84,78 @@ footer{color:#4b5563;font-size:.8rem;text-align:center;margin-top:1rem}
 `;
 
 /** The Pix block: the QR code and the copy-and-paste code with its copy button. */
-function pixBlock(pix: NonNullable<CashierPage['pix']>): string {
+function pixBlock(pix: NonNullable<CashierPage['pix']>, m: Messages): string {
   return `<section class="pix" aria-labelledby="pix-title">
-<h2 id="pix-title" class="hint">Scan with your bank's app, or copy the Pix code</h2>
-<div data-testid="pix-qr" role="img" aria-label="Pix QR code">${pix.qrSvg}</div>
-<label for="pix-code">Pix copy-and-paste code</label>
+<h2 id="pix-title" class="hint">${escapeHtml(m.t('pix.title'))}</h2>
+<div data-testid="pix-qr" role="img" aria-label="${escapeHtml(m.t('pix.qr'))}">${pix.qrSvg}</div>
+<label for="pix-code">${escapeHtml(m.t('pix.code'))}</label>
 <textarea id="pix-code" data-testid="pix-code" readonly rows="4">${escapeHtml(pix.code)}</textarea>
-<button class="copy" type="button" data-copy="pix-code">Copy the code</button>
+<button class="copy" type="button" data-copy="pix-code" data-copied="${escapeHtml(m.t('pix.copied'))}">${escapeHtml(m.t('pix.copy'))}</button>
 </section>`;
 }
 
-function statusText(payment: PaymentView, open: boolean): string {
+function statusText(payment: PaymentView, open: boolean, m: Messages): string {
   switch (payment.status) {
     case 'SUCCEEDED':
-      return 'Payment received. You can close this page.';
     case 'FAILED':
-      return 'The payment failed.';
     case 'EXPIRED':
-      return 'This payment has expired.';
     case 'CANCELED':
-      return 'The merchant canceled this payment.';
     case 'PROCESSING':
-      return 'The payment is being processed.';
+      return m.t(`status.${payment.status}`);
     default:
-      return open ? 'Waiting for payment.' : 'This payment has expired.';
+      return m.t(open ? 'status.waiting' : 'status.EXPIRED');
   }
 }
 
-/** The sandbox cashier page: the order, and (while open) the payer form with pay and fail. */
+/** `path` with the link's `lang` parameter, when the page's language came from the link. */
+export function withLang(path: string, lang: string | undefined): string {
+  return lang === undefined ? path : `${path}?lang=${encodeURIComponent(lang)}`;
+}
+
+/** The page's head: its language, title, the favicon and the styles. */
+function head(m: Messages, title: string): string {
+  return `<!doctype html>
+<html lang="${m.locale}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
+<style>${STYLE}</style>
+</head>`;
+}
+
+/** Links to the page in each other language (plain links with `?lang=`: no script needed). */
+function languageLinks(m: Messages, path: string): string {
+  const links = m.languages
+    .filter((language) => language.locale !== m.locale)
+    .map(
+      (language) =>
+        `<a href="${escapeHtml(withLang(path, language.locale))}" lang="${language.locale}" hreflang="${language.locale}">${escapeHtml(language.name)}</a>`,
+    );
+  return `<nav class="languages" aria-label="${escapeHtml(m.t('languages'))}">${links.join(' · ')}</nav>`;
+}
+
+/**
+ * The payer page at each payment's cashierUrl, in the payer's language: the order (amount and
+ * dates in the locale's format), the payer as far as anyone holding the link may see it (the
+ * name and a masked document number), the Pix code while open and, in the sandbox, the payer form
+ * with pay and fail.
+ */
 export function renderCashierPage(page: CashierPage): string {
-  const { payment } = page;
-  const method = METHOD_NAMES[payment.paymentMethod.code] ?? payment.paymentMethod.code;
+  const { payment, messages: m } = page;
+  const path = `/cashier/${payment.orderNo}`;
+  const method = m.t(`method.${payment.paymentMethod.code}`);
   const errorOf = (field: string) => page.errors?.find((e) => e.field === field || e.field === `payer.${field}`);
   const field = (name: 'name' | 'documentNumber', label: string, hint: string, autocomplete: string) => {
     const error = errorOf(name);
     const value = page.values?.[name] ?? '';
     const describedBy = `${name}-hint${error ? ` ${name}-error` : ''}`;
-    return `<label for="${name}">${label}</label>
+    return `<label for="${name}">${escapeHtml(label)}</label>
 <input id="${name}" name="${name}" value="${escapeHtml(value)}" required maxlength="${name === 'name' ? 200 : 32}"
   autocomplete="${autocomplete}" aria-describedby="${describedBy}"${error ? ' aria-invalid="true"' : ''}>
-<p class="hint" id="${name}-hint">${hint}</p>${
+<p class="hint" id="${name}-hint">${escapeHtml(hint)}</p>${
       error ? `\n<p class="error" id="${name}-error">${escapeHtml(error.message)}</p>` : ''
     }`;
   };
@@ -133,51 +164,70 @@ export function renderCashierPage(page: CashierPage): string {
   const returnNote =
     returnHost === undefined
       ? ''
-      : `\n<p class="hint" data-testid="return">Then you return to <strong>${escapeHtml(returnHost)}</strong>.</p>`;
-  const pix = page.pix && page.open ? pixBlock(page.pix) : '';
+      : `\n<p class="hint" data-testid="return">${escapeHtml(m.t('form.returnTo')).replace('{host}', `<strong>${escapeHtml(returnHost)}</strong>`)}</p>`;
+  const amount = m.money(payment.amount, payment.currency);
+  const pix = page.pix && page.open ? pixBlock(page.pix, m) : '';
   const form =
     page.open && !page.payerOnly
-      ? `<form method="post" action="/cashier/${escapeHtml(payment.orderNo)}" novalidate>
+      ? `<form method="post" action="${escapeHtml(withLang(path, page.lang))}" novalidate>
 ${otherErrors.map((e) => `<p class="error" role="alert">${escapeHtml(e.message)}</p>`).join('\n')}
-${field('name', 'Payer name', 'As on the payer’s account.', 'name')}
-${field('documentNumber', 'Document number', 'Letters, digits, dots, dashes or slashes; leading zeros are kept.', 'off')}
+${field('name', m.t('form.name'), m.t('form.nameHint'), 'name')}
+${field('documentNumber', m.t('form.document'), m.t('form.documentHint'), 'off')}
 <div class="actions">
-<button class="pay" type="submit" name="action" value="pay">Pay ${escapeHtml(payment.amount)} ${escapeHtml(payment.currency)}</button>
-<button class="fail" type="submit" name="action" value="fail">Make it fail</button>
+<button class="pay" type="submit" name="action" value="pay">${escapeHtml(m.t('form.pay', { amount }))}</button>
+<button class="fail" type="submit" name="action" value="fail">${escapeHtml(m.t('form.fail'))}</button>
 </div>${returnNote}
 </form>`
       : '';
-  const payer = payment.payer
-    ? `<dt>Payer</dt><dd>${escapeHtml([payment.payer.name, payment.payer.documentNumber].filter(Boolean).join(' · '))}</dd>`
+  // Anyone holding the link sees this page: the name, and the document number masked (mask.ts).
+  const payerShown = payment.payer
+    ? [
+        payment.payer.name,
+        payment.payer.documentNumber === undefined ? undefined : maskDocument(payment.payer.documentNumber),
+      ]
+        .filter(Boolean)
+        .join(' · ')
     : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Pay ${escapeHtml(page.merchantName)} · Paygate${page.payerOnly ? '' : ' sandbox cashier'}</title>
-<style>${STYLE}</style>
-</head>
+  const payer =
+    payerShown === ''
+      ? ''
+      : `<dt>${escapeHtml(m.t('field.payer'))}</dt><dd data-testid="payer">${escapeHtml(payerShown)}</dd>`;
+  const when = page.open
+    ? `<dt>${escapeHtml(m.t('field.payBy'))}</dt><dd data-testid="expires">${escapeHtml(m.dateTime(payment.expiresAt))}</dd>`
+    : payment.finalizedAt === undefined
+      ? ''
+      : `<dt>${escapeHtml(m.t('field.finalizedAt'))}</dt><dd data-testid="finalized">${escapeHtml(m.dateTime(payment.finalizedAt))}</dd>`;
+  const title = m.t(page.payerOnly ? 'title' : 'titleSandbox', { merchant: page.merchantName });
+  return `${head(m, title)}
 <body>
 <main>
+${languageLinks(m, path)}
 <div class="card">
-${page.payerOnly ? '' : `<span class="badge">Sandbox · ${escapeHtml(page.environment)} test payment</span>`}
-<h1>Pay ${escapeHtml(page.merchantName)}</h1>
-<p class="amount" data-testid="amount">${escapeHtml(payment.amount)} <span>${escapeHtml(payment.currency)}</span></p>
+${page.payerOnly ? '' : `<span class="badge">${escapeHtml(m.t('badge'))}</span>`}
+<h1>${escapeHtml(m.t('heading', { merchant: page.merchantName }))}</h1>
+<p class="amount" data-testid="amount">${escapeHtml(amount)}</p>
 <dl>
-<dt>Method</dt><dd data-testid="method">${escapeHtml(method)}</dd>
-<dt>Order</dt><dd>${escapeHtml(payment.orderNo)}</dd>
-<dt>Merchant reference</dt><dd>${escapeHtml(payment.merchantOrderNo)}</dd>
+<dt>${escapeHtml(m.t('field.method'))}</dt><dd data-testid="method">${escapeHtml(method)}</dd>
+<dt>${escapeHtml(m.t('field.order'))}</dt><dd>${escapeHtml(payment.orderNo)}</dd>
+<dt>${escapeHtml(m.t('field.merchantReference'))}</dt><dd>${escapeHtml(payment.merchantOrderNo)}</dd>
+${when}
 ${payer}
 </dl>
-<p class="status ${payment.status}" role="status" data-testid="status">${escapeHtml(statusText(payment, page.open))}</p>
+<p class="status ${payment.status}" role="status" data-testid="status">${escapeHtml(statusText(payment, page.open, m))}</p>
 ${pix}
 ${form}
 </div>
-<footer>${page.payerOnly ? 'Paid through Pix; this page shows the code your bank needs.' : 'No money moves in the sandbox. This page does not exist in production.'}</footer>${pix ? `\n<script>${COPY_SCRIPT}</script>` : ''}
+<footer>${escapeHtml(m.t(page.payerOnly ? 'footer.payer' : 'footer.sandbox'))}</footer>${pix ? `\n<script>${COPY_SCRIPT}</script>` : ''}
 </main>
 </body>
 </html>
+`;
+}
+
+/** The page for an order number nothing is known by, in the payer's language. */
+export function renderNotFoundPage(orderNo: string, m: Messages): string {
+  return `${head(m, m.t('notFound.title'))}
+<body><main><div class="card"><h1>${escapeHtml(m.t('notFound.heading'))}</h1>
+<p>${escapeHtml(m.t('notFound.text', { orderNo }))}</p></div></main></body></html>
 `;
 }

@@ -8,21 +8,26 @@ import { withQuery } from '../../http/url.js';
 import type { Config } from '../../config.js';
 import type { Merchants } from '../merchants/service.js';
 import { isFinalPayment, type Payments, type PaymentView } from '../payments/service.js';
-import { type CashierPage, COPY_SCRIPT, escapeHtml, renderCashierPage } from './page.js';
+import { chooseLocale, type Messages, messagesFor, supportedLocale } from './i18n.js';
+import { type CashierPage, COPY_SCRIPT, renderCashierPage, renderNotFoundPage, withLang } from './page.js';
 
 const ORDER_NO = /^P[0-9]{18}$/;
+
+/** The payer pages' icon: the Paygate mark, a white P on the page's blue. */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1e3a8a"/><path d="M11 25V7h7a6 6 0 0 1 0 12h-3v6z" fill="#fff"/><path d="M15 11v4h3a2 2 0 0 0 0-4z" fill="#1e3a8a"/></svg>
+`;
 
 /** The copy button's script, allowed by its hash alone. */
 const SCRIPT_SOURCE = `'sha256-${createHash('sha256').update(COPY_SCRIPT).digest('base64')}'`;
 
 /**
- * The page's own inline styles, its one script (by hash) and same-origin form posts; nothing else, and never framed. A
+ * The page's own inline styles, its one script (by hash), its favicon and same-origin form posts; nothing else, and never framed. A
  * payment with a returnUrl may also post to that URL's origin: browsers hold the redirect that
  * follows the form post (303 to returnUrl) to form-action.
  */
 function csp(payment?: PaymentView): string {
   const returnOrigin = payment?.returnUrl === undefined ? '' : ` ${formActionSource(payment.returnUrl)}`;
-  return `default-src 'none'; style-src 'unsafe-inline'; script-src ${SCRIPT_SOURCE}; form-action 'self'${returnOrigin}; frame-ancestors 'none'; base-uri 'none'`;
+  return `default-src 'none'; style-src 'unsafe-inline'; script-src ${SCRIPT_SOURCE}; img-src 'self'; form-action 'self'${returnOrigin}; frame-ancestors 'none'; base-uri 'none'`;
 }
 
 /**
@@ -54,9 +59,12 @@ function htmlReply(
   reply: FastifyReply,
   failure: ErrorCode | undefined,
   html: string,
+  messages: Messages,
   payment?: PaymentView,
 ): FastifyReply {
   return (failure === undefined ? reply : withErrorStatus(reply, failure))
+    .header('content-language', messages.locale)
+    .header('vary', 'Accept-Language')
     .header('content-security-policy', csp(payment))
     .header('cache-control', 'no-store')
     .header('referrer-policy', 'no-referrer')
@@ -64,12 +72,6 @@ function htmlReply(
     .type('text/html; charset=utf-8')
     .send(html);
 }
-
-const notFoundPage = (orderNo: string) => `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Payment not found · Paygate sandbox cashier</title></head>
-<body><main><h1>Payment not found</h1><p>There is no payment ${escapeHtml(orderNo)}.</p></main></body></html>
-`;
 
 interface Loaded {
   readonly merchantId: bigint;
@@ -161,36 +163,64 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
     return { merchantId, merchantName, payment, pix: await pixOf(payment, merchantName) };
   };
   const isOpen = (payment: PaymentView) => payment.status === 'PENDING' && payment.expiresAt > services.now();
-  const page = (loaded: Loaded, extra: { values?: { name: string; documentNumber: string }; errors?: FieldError[] }) =>
+  /** The request's language (the link's `lang`, else Accept-Language) and the `lang` to carry on. */
+  const languageOf = (request: FastifyRequest) => {
+    const query = request.query as Record<string, unknown>;
+    const lang = typeof query.lang === 'string' ? query.lang : undefined;
+    const messages = messagesFor(chooseLocale(request.headers['accept-language'], lang));
+    // Only a parameter that chose the language is carried on to the form's post and its redirect.
+    return { messages, lang: lang === undefined ? undefined : supportedLocale(lang) };
+  };
+  type Language = ReturnType<typeof languageOf>;
+  const page = (
+    loaded: Loaded,
+    language: Language,
+    extra: { values?: { name: string; documentNumber: string }; errors?: FieldError[] },
+  ) =>
     renderCashierPage({
       merchantName: loaded.merchantName,
       payment: loaded.payment,
       open: isOpen(loaded.payment),
-      environment: services.config.environment,
       ...(loaded.pix ? { pix: loaded.pix } : {}),
       payerOnly: loaded.payment.payerAction.kind !== 'redirect',
+      messages: language.messages,
+      lang: language.lang,
       ...extra,
     });
   /** The cashier page, or the payer sent back to the shop when the payment is final and has a returnUrl. */
-  const show = (reply: FastifyReply, failure: ErrorCode | undefined, loaded: Loaded) => {
+  const show = (reply: FastifyReply, failure: ErrorCode | undefined, loaded: Loaded, language: Language) => {
     const location = returnLocation(loaded.payment);
     if (location !== undefined) return reply.header('cache-control', 'no-store').redirect(location, 303);
-    return htmlReply(reply, failure, page(loaded, {}), loaded.payment);
+    return htmlReply(reply, failure, page(loaded, language, {}), language.messages, loaded.payment);
   };
+  const notFound = (reply: FastifyReply, orderNo: string, language: Language) =>
+    htmlReply(reply, 'ORDER_NOT_FOUND', renderNotFoundPage(orderNo, language.messages), language.messages);
+
+  // The pages' icon (the CSP's img-src 'self' allows it), in the sandbox and in production.
+  app.get('/favicon.svg', async (_request, reply) =>
+    reply
+      .type('image/svg+xml')
+      .header('cache-control', 'public, max-age=86400')
+      .header('x-content-type-options', 'nosniff')
+      .send(FAVICON_SVG),
+  );
 
   app.get('/cashier/:orderNo', async (request, reply) => {
     const { orderNo } = request.params as { orderNo: string };
+    const language = languageOf(request);
     const loaded = await load(orderNo);
-    if (!loaded) return htmlReply(reply, 'ORDER_NOT_FOUND', notFoundPage(orderNo));
-    return show(reply, undefined, loaded);
+    if (!loaded) return notFound(reply, orderNo, language);
+    return show(reply, undefined, loaded, language);
   });
 
   // Paying and failing are the sandbox channel's; a channel's payment is paid at the channel.
   if (!sandbox) return;
   app.post('/cashier/:orderNo', async (request: FastifyRequest, reply) => {
     const { orderNo } = request.params as { orderNo: string };
+    const language = languageOf(request);
+    const m = language.messages;
     const loaded = await load(orderNo);
-    if (!loaded) return htmlReply(reply, 'ORDER_NOT_FOUND', notFoundPage(orderNo));
+    if (!loaded) return notFound(reply, orderNo, language);
     // A form posted from another site must not move the order (browsers send Origin on POST).
     const origin = request.headers.origin;
     const ownOrigins = [new URL(services.config.publicUrl).origin, `${request.protocol}://${request.headers.host}`];
@@ -198,7 +228,8 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
       return htmlReply(
         reply,
         'CSRF_REJECTED',
-        page(loaded, { errors: [{ field: 'form', message: 'Cross-site form refused.' }] }),
+        page(loaded, language, { errors: [{ field: 'form', message: m.t('error.crossSite') }] }),
+        m,
         loaded.payment,
       );
     }
@@ -206,17 +237,17 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
     const action = form.get('action');
     const values = { name: (form.get('name') ?? '').trim(), documentNumber: (form.get('documentNumber') ?? '').trim() };
     if (!isOpen(loaded.payment) || loaded.payment.payerAction.kind !== 'redirect') {
-      return show(reply, 'INVALID_STATE', loaded);
+      return show(reply, 'INVALID_STATE', loaded, language);
     }
 
     const errors: FieldError[] = [];
-    if (action !== 'pay' && action !== 'fail') errors.push({ field: 'form', message: 'Choose pay or fail.' });
-    if (action === 'pay' && values.name === '') errors.push({ field: 'name', message: 'Enter the payer’s name.' });
+    if (action !== 'pay' && action !== 'fail') errors.push({ field: 'form', message: m.t('error.chooseAction') });
+    if (action === 'pay' && values.name === '') errors.push({ field: 'name', message: m.t('error.enterName') });
     if (action === 'pay' && values.documentNumber === '') {
-      errors.push({ field: 'documentNumber', message: 'Enter the payer’s document number.' });
+      errors.push({ field: 'documentNumber', message: m.t('error.enterDocument') });
     }
     if (errors.length > 0) {
-      return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, { values, errors }), loaded.payment);
+      return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, language, { values, errors }), m, loaded.payment);
     }
 
     const payer = {
@@ -233,15 +264,29 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
       });
     } catch (error) {
       if (error instanceof DomainError && error.code === 'VALIDATION_FAILED') {
-        const fieldErrors = [...error.fieldErrors];
-        return htmlReply(reply, 'VALIDATION_FAILED', page(loaded, { values, errors: fieldErrors }), loaded.payment);
+        // The service's field errors are the API's (English); the page says them in its language.
+        const fieldErrors = error.fieldErrors.map((e) => ({ field: e.field, message: m.t(fieldMessage(e.field)) }));
+        return htmlReply(
+          reply,
+          'VALIDATION_FAILED',
+          page(loaded, language, { values, errors: fieldErrors }),
+          m,
+          loaded.payment,
+        );
       }
       if (error instanceof DomainError && error.code === 'INVALID_STATE') {
-        return show(reply, 'INVALID_STATE', (await load(orderNo)) ?? loaded);
+        return show(reply, 'INVALID_STATE', (await load(orderNo)) ?? loaded, language);
       }
       throw error;
     }
     // Post/redirect/get: back to the shop (returnUrl), or to the result page, which a reload does not post again.
-    return reply.redirect(returnLocation(moved) ?? `/cashier/${orderNo}`, 303);
+    return reply.redirect(returnLocation(moved) ?? withLang(`/cashier/${orderNo}`, language.lang), 303);
   });
+}
+
+/** The catalogue's message for a field the service refused. */
+function fieldMessage(field: string): string {
+  if (field.endsWith('documentNumber')) return 'error.invalidDocument';
+  if (field.endsWith('name')) return 'error.invalidName';
+  return 'error.invalid';
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { Db, Queryable } from '../../db/db.js';
+import type { Db, InTransaction, Queryable } from '../../db/db.js';
 import type { ClaimedPoll, PollClaim, ServedOrder } from '../../db/order-polls.js';
 import { DomainError } from '../../errors.js';
 import type { ChannelPayoutOrder, ChannelUpdate } from './connector.js';
@@ -22,6 +22,7 @@ export interface ChannelOrders {
     input: unknown,
     channel: string | null,
     locked?: (status: string) => void,
+    also?: InTransaction<{ orderNo: string; from: string; to: string }>,
     within?: Queryable,
   ): Promise<{ readonly status: string }>;
   /** Claims the orders due for a status query at their channel. */
@@ -41,6 +42,7 @@ export interface ChannelPayouts extends ChannelOrders {
     merchantId: bigint,
     input: unknown,
     channel: string | null,
+    also?: InTransaction<{ orderNo: string; from: string; to: string }>,
     within?: Queryable,
   ): Promise<{ readonly status: string }>;
   /** No more polls of a PENDING payout its channel never got. */
@@ -165,10 +167,11 @@ export async function applyUpdate(
         },
         channel,
         locked,
+        undefined,
         tx,
       );
       return moved(
-        await services.payouts.returnPayout(merchantId, { orderNo, refundNo: update.refundNo }, channel, tx),
+        await services.payouts.returnPayout(merchantId, { orderNo, refundNo: update.refundNo }, channel, undefined, tx),
       );
     }
     const view = await services.payouts.applyChannelReport(
@@ -180,6 +183,7 @@ export async function applyUpdate(
       },
       channel,
       locked,
+      undefined,
       tx,
     );
     return moved(view);

@@ -456,14 +456,13 @@ export class Ledger {
       id: bigint;
       amount: bigint;
       currency: Currency;
-      side: 'credit' | 'debit';
       created_at: Date;
       account: MerchantAccountKind;
       reference: string;
       kind: TransactionKind;
       order_no: string;
     }>(this.db, {
-      select: `SELECT e.id, e.amount, e.currency, e.side, e.created_at, a.kind AS account, t.reference, t.kind, t.order_no
+      select: `SELECT e.id, e.amount, e.currency, e.created_at, a.kind AS account, t.reference, t.kind, t.order_no
                  FROM ledger_entries e
                  JOIN ledger_accounts a ON a.id = e.account_id
                  JOIN ledger_transactions t ON t.id = e.transaction_id`,
@@ -483,7 +482,6 @@ export class Ledger {
         account: row.account,
         currency: row.currency,
         amount: formatAmount(row.amount, scaleOf(row.currency)),
-        side: row.side,
         createdAt: row.created_at.getTime(),
       })),
       nextCursor: page.nextCursor,

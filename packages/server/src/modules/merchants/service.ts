@@ -2,7 +2,7 @@ import type { MerchantKey } from '@paygate/wire';
 import { publicKeyFrom } from '@paygate/protocol';
 import { TtlPromiseCache } from '../../cache/ttl-promise-cache.js';
 import type { Environment } from '../../config.js';
-import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
+import { type Db, type InTransaction, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import { randomToken } from '../../ids.js';
 
@@ -75,7 +75,11 @@ export class Merchants {
   ) {}
 
   /** Onboards a merchant with its first public key; the access key carries the environment. */
-  async create(name: string, publicKeyText: string): Promise<{ accessKey: string; environment: Environment }> {
+  async create(
+    name: string,
+    publicKeyText: string,
+    also?: InTransaction<{ accessKey: string }>,
+  ): Promise<{ accessKey: string; environment: Environment }> {
     // No control characters: none belongs in a name shown to people, and PostgreSQL text cannot hold NUL.
     if (name.trim().length === 0 || name.length > 200 || /\p{Cc}/u.test(name)) {
       throw validationFailed([{ field: 'name', message: 'a name of 1 to 200 characters, without control characters' }]);
@@ -91,6 +95,7 @@ export class Merchants {
         inserted.rows[0]?.id,
         publicKey,
       ]);
+      await also?.(tx, { accessKey });
     });
     return { accessKey, environment: this.environment };
   }
@@ -156,7 +161,11 @@ export class Merchants {
    * same transaction and its users cannot sign in (every instance at once: the portal reads the
    * merchant on each request). Its orders, balances and pending webhooks are untouched.
    */
-  async setDisabled(accessKey: string, disabled: boolean): Promise<{ accessKey: string; disabled: boolean }> {
+  async setDisabled(
+    accessKey: string,
+    disabled: boolean,
+    also?: InTransaction,
+  ): Promise<{ accessKey: string; disabled: boolean }> {
     await this.db.transaction(async (tx) => {
       const result = await tx.query<{ id: bigint }>(
         `UPDATE merchants SET disabled_at = CASE WHEN $3 THEN coalesce(disabled_at, $4) END
@@ -166,6 +175,7 @@ export class Merchants {
       const merchant = result.rows[0];
       if (!merchant) throw new DomainError('NOT_FOUND', 'no such merchant');
       if (disabled) await this.hooks.onDisabled?.(tx, merchant.id);
+      await also?.(tx);
     });
     this.cache.delete(accessKey);
     return { accessKey, disabled };
@@ -194,8 +204,8 @@ export class Merchants {
   }
 
   /** A merchant's name, access key and environment by id, disabled or not (portal sessions, cashier page). */
-  async profile(id: bigint): Promise<MerchantProfile | undefined> {
-    const result = await this.db.query<{
+  async profile(id: bigint, db: Queryable = this.db): Promise<MerchantProfile | undefined> {
+    const result = await db.query<{
       name: string;
       access_key: string;
       environment: Environment;
@@ -234,7 +244,11 @@ export class Merchants {
   }
 
   /** Adds an active public key; refused when two are active already (retire one first). */
-  async addKey(accessKey: string, publicKeyText: string): Promise<MerchantKeyInfo[]> {
+  async addKey(
+    accessKey: string,
+    publicKeyText: string,
+    also?: InTransaction<{ keyId: string }>,
+  ): Promise<MerchantKeyInfo[]> {
     const publicKey = parsePublicKey(publicKeyText);
     const id = await this.idOf(accessKey);
     try {
@@ -248,10 +262,11 @@ export class Merchants {
             `a merchant has at most ${MAX_ACTIVE_KEYS} active keys; retire one first`,
           );
         }
-        await tx.query(`INSERT INTO merchant_keys (merchant_id, public_key, status) VALUES ($1, $2, 'active')`, [
-          id,
-          publicKey,
-        ]);
+        const added = await tx.query<{ id: bigint }>(
+          `INSERT INTO merchant_keys (merchant_id, public_key, status) VALUES ($1, $2, 'active') RETURNING id`,
+          [id, publicKey],
+        );
+        await also?.(tx, { keyId: String(added.rows[0]?.id) });
       });
     } catch (error) {
       if (sqlState(error) === UNIQUE_VIOLATION) throw new DomainError('CONFLICT', 'this public key was added before');
@@ -262,7 +277,7 @@ export class Merchants {
   }
 
   /** Retires one of the merchant's keys (by id or base64 public key); the last active key cannot go. */
-  async retireKey(accessKey: string, key: string): Promise<MerchantKeyInfo[]> {
+  async retireKey(accessKey: string, key: string, also?: InTransaction<{ keyId: string }>): Promise<MerchantKeyInfo[]> {
     const id = await this.idOf(accessKey);
     await this.db.transaction(async (tx) => {
       await tx.query('SELECT id FROM merchants WHERE id = $1 FOR UPDATE', [id]);
@@ -279,6 +294,7 @@ export class Merchants {
         target.id,
         new Date(this.now()),
       ]);
+      await also?.(tx, { keyId: target.id.toString() });
     });
     this.cache.delete(accessKey);
     return this.keys(accessKey);

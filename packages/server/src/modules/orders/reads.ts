@@ -3,7 +3,6 @@ import {
   type OrderListFilters,
   orderCount,
   orderPages,
-  type OrderTable,
   type Page,
   pageRequest,
   type PageRequest,
@@ -11,6 +10,7 @@ import {
   statusTotals,
 } from '../../db/paging.js';
 import { perTurnLoader } from '../../db/per-turn.js';
+import { type SearchFilters, searchOrders, type SearchTable } from '../../db/order-search.js';
 
 /** The same request twice in one batch reads its page once. */
 const requestKey = (r: PageRequest) =>
@@ -37,7 +37,7 @@ export class OrderReads<Row extends { created_at: Date; id: bigint }, View> {
 
   constructor(
     private readonly db: Db,
-    private readonly orders: OrderTable,
+    private readonly orders: SearchTable,
     private readonly view: (row: Row) => View,
   ) {}
 
@@ -50,6 +50,18 @@ export class OrderReads<Row extends { created_at: Date; id: bigint }, View> {
   /** How many orders `list` would page through with these filters. */
   count(merchantId: bigint, filters: Omit<OrderListFilters, 'pageSize' | 'cursor'>): Promise<number> {
     return orderCount(this.db, this.orders, merchantId, filters);
+  }
+
+  /**
+   * The portal's search: orders an order number, merchant order number, payer or payee name or
+   * document number, or amount finds (db/order-search.ts), newest first, with how many there are.
+   */
+  async search(
+    merchantId: bigint,
+    filters: SearchFilters,
+  ): Promise<{ items: View[]; nextCursor: string | null; total: number }> {
+    const page = await searchOrders<Row>(this.db, this.orders, merchantId, filters);
+    return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor, total: page.total };
   }
 
   /** Orders created in [from, to] by status and currency: count and amount. */

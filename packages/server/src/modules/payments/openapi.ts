@@ -18,6 +18,8 @@ export const paymentPaths: Record<string, PathItem> = {
     }),
     get: readOperation({
       summary: 'Query a payment order',
+      description:
+        'By query parameter: there is no `GET /api/v1/payments/{orderNo}`. That REST-style path answers 404 `NOT_FOUND` with a message naming this query (`?orderNo=`) once signed (401 unsigned, like every path).',
       tags: ['Payments'],
       query: queryParameters(orderLookupQuery('P')),
       data: ref('Payment'),

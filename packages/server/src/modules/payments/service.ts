@@ -11,10 +11,11 @@ import {
 } from '@paygate/wire';
 import type { z } from 'zod';
 import type { Config } from '../../config.js';
-import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
+import { type Db, type InTransaction, isUnavailable, prepared, type Queryable } from '../../db/db.js';
 import { perTurnLoader } from '../../db/per-turn.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
+import type { OrderListFilters, StatusTotal } from '../../db/paging.js';
+import type { SearchFilters, SearchTable } from '../../db/order-search.js';
 import {
   type ClaimedPoll,
   claimDuePolls,
@@ -189,7 +190,13 @@ const LOCK_PAYMENT = {
 } as const;
 
 /** Payments as their list and count read them. */
-const PAYMENT_ORDERS: OrderTable = { table: 'payments', columns: PAYMENT_COLUMNS, statuses: PAYMENT_STATUSES };
+const PAYMENT_ORDERS: SearchTable = {
+  table: 'payments',
+  columns: PAYMENT_COLUMNS,
+  statuses: PAYMENT_STATUSES,
+  nameColumn: 'payer_name',
+  documentColumn: 'payer_document',
+};
 
 /** Payment orders: create, read, list, cancel, update, and the channel's state changes. */
 export class Payments {
@@ -429,6 +436,17 @@ export class Payments {
     return this.reads.list(merchantId, filters);
   }
 
+  /**
+   * The portal's search: payments an order number, merchant order number, payer name or document
+   * number, or amount finds (db/order-search.ts), within the list filters, newest first.
+   */
+  search(
+    merchantId: bigint,
+    filters: SearchFilters,
+  ): Promise<{ items: PaymentView[]; nextCursor: string | null; total: number }> {
+    return this.reads.search(merchantId, filters);
+  }
+
   /** How many payments `list` would page through with these filters. */
   count(merchantId: bigint, filters: Omit<OrderListFilters, 'pageSize' | 'cursor'>): Promise<number> {
     return this.reads.count(merchantId, filters);
@@ -445,11 +463,14 @@ export class Payments {
    * refuses the cancel with CHANNEL_UNAVAILABLE and nothing changes; a payer who paid or declined
    * at the channel first wins, the payment takes that state and the cancel is INVALID_STATE.
    */
-  async cancel(merchantId: bigint, ref: OrderRef): Promise<PaymentView> {
+  async cancel(merchantId: bigint, ref: OrderRef, also?: InTransaction<{ orderNo: string }>): Promise<PaymentView> {
     await this.withdrawAtChannel(merchantId, ref);
-    const row = await this.transition(merchantId, ref, (row) =>
-      row.status === 'CANCELED' ? stay(row) : this.move(row, 'CANCELED', () => ({}), 'be canceled'),
-    );
+    const row = await this.transition(merchantId, ref, async (row, tx) => {
+      if (row.status === 'CANCELED') return stay(row);
+      // Recorded before the move is applied, in its transaction: a refused move rolls it back.
+      await also?.(tx, { orderNo: row.order_no });
+      return this.move(row, 'CANCELED', () => ({}), 'be canceled');
+    });
     return this.view(row);
   }
 
@@ -510,14 +531,17 @@ export class Payments {
     input: unknown,
     channel: string | null = null,
     locked?: (status: string) => void,
+    also?: InTransaction<{ orderNo: string; from: string; to: string }>,
   ): Promise<PaymentView> {
     const report = parseInput(this.reportSchema, input) as ChannelReport;
-    const row = await this.transition(merchantId, { orderNo: report.orderNo }, (row) => {
+    const row = await this.transition(merchantId, { orderNo: report.orderNo }, async (row, tx) => {
       locked?.(row.status);
       if (row.channel !== channel) throw notTheChannel('payment', row.channel, channel);
       if (row.status === report.status) return stay(row);
       // The report's fields are checked once the move is known to be allowed.
-      return this.move(row, report.status, () => reportChanges(row, report));
+      const move = this.move(row, report.status, () => reportChanges(row, report));
+      await also?.(tx, { orderNo: row.order_no, from: row.status, to: report.status });
+      return move;
     });
     return this.view(row);
   }

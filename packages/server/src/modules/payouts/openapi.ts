@@ -17,7 +17,7 @@ export const payoutPaths: Record<string, PathItem> = {
     get: readOperation({
       summary: 'Query a payout order',
       description:
-        'The source of truth when webhooks conflict. Before a return posts, a returned payout still shows its original result and no refund fields.',
+        'The source of truth when webhooks conflict. Before a return posts, a returned payout still shows its original result and no refund fields. By query parameter: a REST-style `GET /api/v1/payouts/{orderNo}` answers 404 `NOT_FOUND` with a message naming this query (`?orderNo=`) once signed (401 unsigned, like every path).',
       tags: ['Payouts'],
       query: orderQuery,
       data: ref('Payout'),

@@ -13,9 +13,10 @@ import {
   updatePayoutRequest,
 } from '@paygate/wire';
 import type { Config } from '../../config.js';
-import { type Db, prepared, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
+import { type Db, type InTransaction, prepared, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
+import type { OrderListFilters, StatusTotal } from '../../db/paging.js';
+import type { SearchFilters, SearchTable } from '../../db/order-search.js';
 import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
 import {
   DomainError,
@@ -103,7 +104,13 @@ const READ_PAYOUT = {
 } as const;
 
 /** Payouts as their list and count read them. */
-const PAYOUT_ORDERS: OrderTable = { table: 'payouts', columns: PAYOUT_COLUMNS, statuses: PAYOUT_STATUSES };
+const PAYOUT_ORDERS: SearchTable = {
+  table: 'payouts',
+  columns: PAYOUT_COLUMNS,
+  statuses: PAYOUT_STATUSES,
+  nameColumn: 'payee_name',
+  documentColumn: 'payee_document',
+};
 
 /** Payout orders: create (reserving amount + fee), confirm, update, read, and the channel's moves. */
 export class Payouts {
@@ -310,6 +317,17 @@ export class Payouts {
     return this.reads.list(merchantId, filters);
   }
 
+  /**
+   * The portal's search: payouts an order number, merchant order number, payee name or document
+   * number, or amount finds (db/order-search.ts), within the list filters, newest first.
+   */
+  search(
+    merchantId: bigint,
+    filters: SearchFilters,
+  ): Promise<{ items: PayoutView[]; nextCursor: string | null; total: number }> {
+    return this.reads.search(merchantId, filters);
+  }
+
   /** How many payouts `list` would page through with these filters. */
   count(merchantId: bigint, filters: Omit<OrderListFilters, 'pageSize' | 'cursor'>): Promise<number> {
     return this.reads.count(merchantId, filters);
@@ -423,15 +441,17 @@ export class Payouts {
     input: unknown,
     channel: string | null = null,
     locked?: (status: string) => void,
+    also?: InTransaction<{ orderNo: string; from: string; to: string }>,
     within?: Queryable,
   ): Promise<PayoutView> {
     const report = parseInput(this.reportSchema, input);
-    const row = await this.transition(merchantId, { orderNo: report.orderNo }, within, (row) => {
+    const row = await this.transition(merchantId, { orderNo: report.orderNo }, within, async (row, tx) => {
       locked?.(row.status);
       if (row.channel !== channel) throw notTheChannel('payout', row.channel, channel);
       if (row.status === report.status) return stay(row);
       if (row.status === 'REFUNDED' && report.status === 'SUCCEEDED') return stay(row);
       const final = report.status !== 'PROCESSING';
+      await also?.(tx, { orderNo: row.order_no, from: row.status, to: report.status });
       return {
         kind: 'move',
         to: report.status,
@@ -530,6 +550,7 @@ export class Payouts {
     merchantId: bigint,
     input: unknown,
     channel: string | null = null,
+    also?: InTransaction<{ orderNo: string; from: string; to: string }>,
     within?: Queryable,
   ): Promise<PayoutView> {
     const request = parseInput(this.returnSchema, input);
@@ -540,6 +561,7 @@ export class Payouts {
         if (row.status === 'REFUNDED') return stay(row);
         const applied = request.refundNo === undefined ? undefined : await this.refunded(tx, merchantId, refundNo);
         if (applied) return stay(applied);
+        await also?.(tx, { orderNo: row.order_no, from: row.status, to: 'REFUNDED' });
         return {
           kind: 'move',
           to: 'REFUNDED',

@@ -9,7 +9,7 @@ import {
 import { TtlPromiseCache } from '../../cache/ttl-promise-cache.js';
 import type { Environment } from '../../config.js';
 import { MasterKeyError, type SecretSealer } from '../../crypto/master-key.js';
-import { type Db, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
+import { type Db, type InTransaction, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { DomainError } from '../../errors.js';
 import { randomToken } from '../../ids.js';
 
@@ -238,7 +238,7 @@ export class PlatformKeys {
    * so nothing in flight is disturbed. Refused (changing nothing) when a key is sealed under a
    * master key this instance does not hold.
    */
-  async resealUnderCurrentKey(): Promise<MasterKeyReseal> {
+  async resealUnderCurrentKey(also?: InTransaction<MasterKeyReseal>): Promise<MasterKeyReseal> {
     const current = this.sealer.currentKeyId;
     return this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [MASTER_KEY_LOCK]);
@@ -271,11 +271,13 @@ export class PlatformKeys {
         'DELETE FROM master_key_checks WHERE environment = $1 AND key_id <> $2 RETURNING key_id',
         [this.environment, current],
       );
-      return {
+      const done = {
         currentKeyId: current,
         resealed: stale.rows.map((row) => row.key_id),
         retiredMasterKeyIds: retired.rows.map((row) => row.key_id).sort(),
       };
+      await also?.(tx, done);
+      return done;
     });
   }
 
@@ -283,7 +285,7 @@ export class PlatformKeys {
     return `${kind === 'body' ? 'bk' : 'wk'}_${this.environment === 'sandbox' ? 'test' : 'live'}_`;
   }
 
-  private async insertActive(tx: Queryable, kind: PlatformKeyKind): Promise<void> {
+  private async insertActive(tx: Queryable, kind: PlatformKeyKind): Promise<string> {
     const keyId = this.prefix(kind) + randomToken(16);
     const pair = kind === 'body' ? generateBoxKeyPair() : generateSigningKey();
     // Body keys keep the 32-byte X25519 secret; webhook keys keep the 64-byte Ed25519 key.
@@ -293,13 +295,14 @@ export class PlatformKeys {
        VALUES ($1, $2, $3, $4, $5, $6, 'active')`,
       [keyId, kind, this.environment, pair.publicKey, sealed, sealedUnder],
     );
+    return keyId;
   }
 
   /**
    * Checks the master key (verifyMasterKey) and creates an active key of each kind if there is
    * none (safe when instances start together).
    */
-  async ensure(): Promise<void> {
+  async ensure(also?: InTransaction<{ keyId: string; kind: PlatformKeyKind }>): Promise<void> {
     await this.verifyMasterKey();
     for (const kind of ['body', 'webhook'] as const) {
       try {
@@ -308,7 +311,7 @@ export class PlatformKeys {
             `SELECT 1 FROM platform_keys WHERE kind = $1 AND environment = $2 AND status = 'active'`,
             [kind, this.environment],
           );
-          if (existing.rows.length === 0) await this.insertActive(tx, kind);
+          if (existing.rows.length === 0) await also?.(tx, { keyId: await this.insertActive(tx, kind), kind });
         });
       } catch (error) {
         // Another instance created it first: the partial unique index allows one active key.
@@ -318,13 +321,14 @@ export class PlatformKeys {
   }
 
   /** Makes a new key of `kind` active; the previous active key stays enabled (still accepted). */
-  async rotate(kind: PlatformKeyKind): Promise<PlatformKeyInfo> {
+  async rotate(kind: PlatformKeyKind, also?: InTransaction<{ keyId: string }>): Promise<PlatformKeyInfo> {
     await this.db.transaction(async (tx) => {
       await tx.query(
         `UPDATE platform_keys SET status = 'enabled' WHERE kind = $1 AND environment = $2 AND status = 'active'`,
         [kind, this.environment],
       );
-      await this.insertActive(tx, kind);
+      const keyId = await this.insertActive(tx, kind);
+      await also?.(tx, { keyId });
     });
     this.signerCache.clear();
     const active = (await this.list()).find((key) => key.kind === kind && key.status === 'active');
@@ -333,16 +337,20 @@ export class PlatformKeys {
   }
 
   /** Retires a key that is not the active one: bodies sealed to it no longer open, it is no longer published. */
-  async retire(keyId: string): Promise<PlatformKeyInfo> {
-    const result = await this.db.query<PlatformKeyRow>(
-      `UPDATE platform_keys SET status = 'retired', retired_at = $3
-       WHERE key_id = $1 AND environment = $2 AND status = 'enabled' RETURNING *`,
-      [keyId, this.environment, new Date(this.now())],
-    );
-    const row = result.rows[0];
-    if (!row) {
-      throw new DomainError('INVALID_STATE', 'only an enabled, non-active key of this environment can be retired');
-    }
+  async retire(keyId: string, also?: InTransaction): Promise<PlatformKeyInfo> {
+    const row = await this.db.transaction(async (tx) => {
+      const result = await tx.query<PlatformKeyRow>(
+        `UPDATE platform_keys SET status = 'retired', retired_at = $3
+         WHERE key_id = $1 AND environment = $2 AND status = 'enabled' RETURNING *`,
+        [keyId, this.environment, new Date(this.now())],
+      );
+      const retired = result.rows[0];
+      if (!retired) {
+        throw new DomainError('INVALID_STATE', 'only an enabled, non-active key of this environment can be retired');
+      }
+      await also?.(tx);
+      return retired;
+    });
     this.bodyCache.delete(keyId);
     return toInfo(row);
   }

@@ -12,6 +12,21 @@ export const portalErrors = declareErrors({
     message: 'this merchant is disabled: ask the platform operator',
     kind: 'private',
   },
+  /** The person's role does not allow this (the message names the role it takes); nothing changed. */
+  FORBIDDEN: { status: 403, message: 'your role does not allow this', kind: 'private' },
+  /** A wrong, reused or used-up second-factor code (counts as a failed sign-in). */
+  SECOND_FACTOR_FAILED: { status: 401, message: 'wrong or already used code', kind: 'private' },
+  /**
+   * The session must pass its second factor first: it waits for the code of a sign-in, or the
+   * merchant requires one and the person has none yet.
+   */
+  SECOND_FACTOR_REQUIRED: { status: 403, message: 'the second factor is needed first', kind: 'private' },
+  /** A sensitive change and the session's last second-factor check is older than 5 minutes. */
+  STEP_UP_REQUIRED: {
+    status: 403,
+    message: 'confirm with your second factor: the last check is older than 5 minutes',
+    kind: 'private',
+  },
   /** A state-changing request without the session's CSRF token, or from another origin. */
   CSRF_REJECTED: { status: 403, message: 'cross-site request refused', kind: 'private' },
   /** The setup link is unknown, used or expired. */

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DomainError, validationFailed } from '../../errors.js';
 import { success } from '../../http/errors.js';
 import type { Config } from '../../config.js';
+import type { Queryable } from '../../db/db.js';
 import { rawTarget } from '../../http/merchant-api.js';
 import { strictJsonBodies } from '../../http/strict-json.js';
 import { checkTimeRange, listQuery, merchantOrderNo, parseInput, parseQuery, unixMsParam } from '../../validation.js';
@@ -11,15 +12,41 @@ import type { Balances } from '../balances/service.js';
 import { MAX_ACTIVE_KEYS, type Merchants } from '../merchants/service.js';
 import type { PlatformKeys } from '../platform-keys/service.js';
 import type { RejectedRequests } from '../rejected-requests/service.js';
-import { type PortalAccounts, type PortalSession, sameToken } from './service.js';
+import type { Audit, AuditContext } from '../audit/service.js';
+import {
+  allows,
+  BEFORE_SECOND_FACTOR,
+  type Capability,
+  capabilitiesOf,
+  type PortalRoute,
+  PUBLIC_ROUTES,
+  refusalReason,
+  ROLES,
+  ROUTE_ACCESS,
+  STEP_UP_ROUTES,
+  WITHOUT_REQUIRED_SECOND_FACTOR,
+} from './access.js';
+import { STEP_UP_MS } from './second-factor.js';
+import { portalErrors } from './errors.js';
+import { sendInvitation } from './mail.js';
+import { type ClientInfo, type PortalAccounts, type PortalSession, sameToken, userContext } from './service.js';
 import { readCookie, sessionCookie } from './cookies.js';
 import { csvRow } from './csv.js';
 import { RESEND_FAILED_MAX } from '../webhooks/service.js';
+import { SEARCH_MAX } from '../../db/order-search.js';
+import { CURRENCIES } from '../../catalog.js';
+import { PAYOUT_REPORT_HEADER, payoutReportRow } from './reports.js';
 import { assertOrderNo, type OrderPageServices, paymentDetail, payoutDetail, refFromText } from './orders.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     portalSession: PortalSession | null;
+  }
+  interface FastifyContextConfig {
+    /** What a portal API route needs (access.ts's ROUTE_ACCESS), set when the route is added. */
+    capability?: Capability;
+    /** The route's `METHOD /path`, as ROUTE_ACCESS names it. */
+    portalRoute?: PortalRoute;
   }
 }
 
@@ -33,6 +60,7 @@ export interface PortalServices extends OrderPageServices {
   readonly merchants: Merchants;
   readonly balances: Balances;
   readonly rejectedRequests: RejectedRequests;
+  readonly audit: Audit;
 }
 
 /** The header state-changing requests carry the session's CSRF token in. */
@@ -69,8 +97,13 @@ function checkOrigin(request: FastifyRequest, publicUrl: string): void {
 
 // List filters are the merchant API's (parseQuery: unknown, repeated and empty parameters are
 // refused); the order number box takes a platform or merchant order number.
-const orderListQuery = listQuery.extend({ orderNo: z.string().trim().pipe(merchantOrderNo).optional() });
-const ORDER_LIST_PARAMETERS = ['status', 'from', 'to', 'orderNo', 'pageSize', 'cursor'];
+// `q` searches (db/order-search.ts): an order number, a merchant order number, a payer's or
+// payee's name or document number, or an amount.
+const orderListQuery = listQuery.extend({
+  orderNo: z.string().trim().pipe(merchantOrderNo).optional(),
+  q: z.string().max(SEARCH_MAX).optional(),
+});
+const ORDER_LIST_PARAMETERS = ['status', 'from', 'to', 'orderNo', 'q', 'pageSize', 'cursor'];
 
 const ledgerQuery = listQuery.omit({ status: true }).extend({ currency: z.string().max(3).optional() });
 const LEDGER_PARAMETERS = ['currency', 'from', 'to', 'pageSize', 'cursor'];
@@ -98,6 +131,13 @@ const simulatePayoutBody = simulatePaymentBody.omit({ failureReason: true });
 /** A body that must be the empty object. */
 const emptyBody = z.object({}).strict();
 
+/** The payouts report's period (Unix ms; the last 31 days by default) and currency. */
+const reportQuery = z.object({
+  from: unixMsParam.optional(),
+  to: unixMsParam.optional(),
+  currency: z.string().max(3).optional(),
+});
+
 /** Rows a CSV export holds at most; the portal says so next to the button. */
 export const EXPORT_MAX_ROWS = 50_000;
 
@@ -108,6 +148,22 @@ const signInFirst = () => new DomainError('UNAUTHORIZED', 'sign in first');
 function sessionOf(request: FastifyRequest): PortalSession {
   if (!request.portalSession) throw signInFirst();
   return request.portalSession;
+}
+
+/** What a request tells about its client, for sessions and the audit trail. */
+export function clientOf(request: FastifyRequest): ClientInfo {
+  const agent = request.headers['user-agent'];
+  return { ip: request.ip, userAgent: agent?.slice(0, 512), requestId: request.id };
+}
+
+/** The audit context of the signed-in person making `request`. */
+export function actorOf(request: FastifyRequest): AuditContext {
+  return userContext(sessionOf(request).email, clientOf(request));
+}
+
+/** The `METHOD /path` of a route under the portal API, as ROUTE_ACCESS names it. */
+function routeKey(method: string, url: string, prefix: string): string {
+  return `${method === 'HEAD' ? 'GET' : method} ${url.slice(prefix.length) || '/'}`;
 }
 
 /**
@@ -124,6 +180,9 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
     reply.header('set-cookie', sessionCookie(cookie.name, '', { ...cookie, maxAge: 0 }));
   const sessionView = (session: PortalSession): SessionView => ({
     email: session.email,
+    role: session.role,
+    capabilities: capabilitiesOf(session.role),
+    secondFactor: session.secondFactor,
     merchant: {
       name: session.merchant.name,
       accessKey: session.merchant.accessKey,
@@ -145,13 +204,36 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
 
   // Public: sign-in and the invitation's password setup.
   api.post('/session', async (request, reply) => {
-    const { token, session } = await portal.signIn(request.body, request.ip);
+    const { token, session } = await portal.signIn(request.body, clientOf(request));
     setSession(reply, token, session.expiresAt - services.now());
     return success(sessionView(session));
   });
-  api.post('/setup', async (request) => success(await portal.acceptInvitation(request.body)));
+  api.post('/setup', async (request) => success(await portal.acceptInvitation(request.body, clientOf(request))));
+  // A sign-in with a passkey alone (WebAuthn, a discoverable credential chosen in the browser).
+  api.post('/session/passkey/options', async (request) => {
+    parseInput(emptyBody, request.body);
+    return success(await portal.passkeyAuthenticationOptions());
+  });
+  api.post('/session/passkey', async (request, reply) => {
+    const { token, session } = await portal.signInWithPasskey(request.body, clientOf(request));
+    setSession(reply, token, session.expiresAt - services.now());
+    return success(sessionView(session));
+  });
 
   api.register(async (auth) => {
+    // Every route of this scope says what it needs, in ROUTE_ACCESS alone: a route missing from
+    // it stops the server from starting; a request is checked before its body is even read.
+    auth.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) {
+        const key = routeKey(method, route.url, route.prefix);
+        const capability = (ROUTE_ACCESS as Record<string, Capability>)[key];
+        if (capability === undefined) {
+          if (PUBLIC_ROUTES.includes(key)) throw new Error(`${key} is public: register it outside the session scope`);
+          throw new Error(`portal route ${key} has no entry in ROUTE_ACCESS (modules/portal/access.ts)`);
+        }
+        route.config = { ...route.config, capability, portalRoute: key as PortalRoute };
+      }
+    });
     auth.addHook('onRequest', async (request, reply) => {
       const token = readCookie(request.headers.cookie, cookie.name);
       const session = token ? await portal.session(token) : undefined;
@@ -166,11 +248,36 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
         }
       }
       request.portalSession = session;
+      const { capability, portalRoute } = request.routeOptions.config;
+      if (capability === undefined || portalRoute === undefined) throw new DomainError('NOT_FOUND', 'no such endpoint');
+      const factor = session.secondFactor;
+      if (factor.pending && !BEFORE_SECOND_FACTOR.includes(portalRoute)) {
+        throw new DomainError(
+          'SECOND_FACTOR_REQUIRED',
+          'enter the code of your authenticator app (or a recovery code) first',
+        );
+      }
+      if (factor.required && !factor.enabled && !WITHOUT_REQUIRED_SECOND_FACTOR.includes(portalRoute)) {
+        throw new DomainError(
+          'SECOND_FACTOR_REQUIRED',
+          'your merchant requires a second factor: set up an authenticator app first',
+        );
+      }
+      if (!allows(session.role, capability)) {
+        throw new DomainError('FORBIDDEN', refusalReason(session.role, capability));
+      }
+      if (
+        factor.enabled &&
+        STEP_UP_ROUTES.includes(portalRoute) &&
+        (factor.checkedAt === null || services.now() - factor.checkedAt > STEP_UP_MS)
+      ) {
+        throw new DomainError('STEP_UP_REQUIRED', portalErrors.STEP_UP_REQUIRED.message);
+      }
     });
 
     auth.get('/session', async (request) => success(sessionView(sessionOf(request))));
     auth.post('/session/logout', async (request, reply) => {
-      await portal.signOut(sessionOf(request));
+      await portal.signOut(sessionOf(request), actorOf(request));
       clearSession(reply);
       return success({ signedOut: true });
     });
@@ -198,13 +305,25 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
     auth.post('/keys', async (request) => {
       const session = sessionOf(request);
       const { publicKey } = parseInput(addKeyBody, request.body);
-      await services.merchants.addKey(session.merchant.accessKey, publicKey);
+      await services.merchants.addKey(session.merchant.accessKey, publicKey, (tx, { keyId }) =>
+        services.audit.record(tx, actorOf(request), {
+          action: 'key.added',
+          merchant: session.merchant.accessKey,
+          object: keyId,
+        }),
+      );
       return success(await credentials(session));
     });
     auth.post('/keys/retire', async (request) => {
       const session = sessionOf(request);
       const { key } = parseInput(retireKeyBody, request.body);
-      await services.merchants.retireKey(session.merchant.accessKey, key);
+      await services.merchants.retireKey(session.merchant.accessKey, key, (tx, { keyId }) =>
+        services.audit.record(tx, actorOf(request), {
+          action: 'key.retired',
+          merchant: session.merchant.accessKey,
+          object: keyId,
+        }),
+      );
       return success(await credentials(session));
     });
 
@@ -227,6 +346,12 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
         (q.to === undefined || item.createdAt <= q.to);
       return { items: matches ? [item] : [], nextCursor: null };
     };
+    const searchFilters = (q: z.output<typeof orderListQuery>) => {
+      if (q.orderNo !== undefined) {
+        throw validationFailed([{ field: 'q', message: 'give q or orderNo, not both (q finds order numbers too)' }]);
+      }
+      return { ...listFilters(q), q: q.q ?? '' };
+    };
     const listFilters = (q: z.output<typeof orderListQuery>) => ({
       status: q.status,
       from: q.from,
@@ -238,6 +363,7 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
     auth.get('/payments', async (request) => {
       const merchantId = sessionOf(request).merchant.id;
       const q = parseInput(orderListQuery, queryOf(request, ORDER_LIST_PARAMETERS));
+      if (q.q !== undefined) return success(await services.payments.search(merchantId, searchFilters(q)));
       if (q.orderNo !== undefined) {
         checkTimeRange(q);
         const ref = refFromText(q.orderNo, 'PAYMENT');
@@ -254,6 +380,7 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
     auth.get('/payouts', async (request) => {
       const merchantId = sessionOf(request).merchant.id;
       const q = parseInput(orderListQuery, queryOf(request, ORDER_LIST_PARAMETERS));
+      if (q.q !== undefined) return success(await services.payouts.search(merchantId, searchFilters(q)));
       if (q.orderNo !== undefined) {
         checkTimeRange(q);
         const ref = refFromText(q.orderNo, 'PAYOUT');
@@ -284,7 +411,6 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
         'createdAt',
         'currency',
         'account',
-        'side',
         'amount',
         'transactionKind',
         'reference',
@@ -299,7 +425,6 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
             new Date(e.createdAt).toISOString(),
             e.currency,
             e.account,
-            e.side,
             e.amount,
             e.transactionKind,
             e.reference,
@@ -324,6 +449,39 @@ export function portalApiRoutes(api: FastifyInstance, services: PortalServices):
       return success(await services.rejectedRequests.list(sessionOf(request).merchant.id));
     });
 
+    // The payouts report: every payout created in a period, with its fee and its return.
+    auth.get('/payouts/report.csv', async (request, reply) => {
+      const merchantId = sessionOf(request).merchant.id;
+      const q = parseInput(reportQuery, queryOf(request, ['from', 'to', 'currency']));
+      const to = q.to ?? services.now();
+      const from = q.from ?? to - 31 * DAY_MS;
+      checkTimeRange({ from, to });
+      if (to - from > 366 * DAY_MS) throw validationFailed([{ field: 'from', message: 'at most 366 days before to' }]);
+      if (q.currency !== undefined && !CURRENCIES.has(q.currency)) {
+        throw validationFailed([{ field: 'currency', message: `one of ${[...CURRENCIES.keys()].join(', ')}` }]);
+      }
+      let csv = csvRow(PAYOUT_REPORT_HEADER);
+      let cursor: string | undefined;
+      for (let rows = 0; rows < EXPORT_MAX_ROWS;) {
+        const page = await services.payouts.list(merchantId, { from, to, pageSize: 100, cursor });
+        for (const payout of page.items) {
+          if (q.currency === undefined || payout.currency === q.currency) csv += csvRow(payoutReportRow(payout));
+        }
+        rows += page.items.length;
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header(
+          'content-disposition',
+          `attachment; filename="payouts-${q.currency ?? 'all'}-${day(from)}-to-${day(to)}.csv"`,
+        )
+        .send(csv);
+    });
+
+    registerAccountRoutes(auth, services);
     registerEventRoutes(auth, services);
     registerOverviewRoutes(auth, services);
     registerOrderActionRoutes(auth, services);
@@ -373,26 +531,52 @@ function registerOrderActionRoutes(auth: FastifyInstance, services: PortalServic
 
   auth.post('/payments/:orderNo/cancel', async (request) => {
     const orderNo = orderNoOf(request, 'PAYMENT');
-    return success(await payments.cancel(sessionOf(request).merchant.id, { orderNo }));
+    const { merchant } = sessionOf(request);
+    return success(
+      await payments.cancel(merchant.id, { orderNo }, (tx, canceled) =>
+        services.audit.record(tx, actorOf(request), {
+          action: 'order.canceled',
+          merchant: merchant.accessKey,
+          object: canceled.orderNo,
+        }),
+      ),
+    );
   });
+
+  /** The sandbox helpers' moves are portal writes: recorded as the person's, in the move's transaction. */
+  const simulated =
+    (request: FastifyRequest) =>
+    (tx: Queryable, move: { orderNo: string; from: string; to: string }): Promise<void> =>
+      services.audit.record(tx, actorOf(request), {
+        action: 'sandbox.order_moved',
+        merchant: sessionOf(request).merchant.accessKey,
+        object: move.orderNo,
+        detail: { from: move.from, to: move.to },
+      });
 
   auth.post('/sandbox/payments/:orderNo/simulate', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYMENT');
     const body = parseInput(simulatePaymentBody, request.body);
-    return success(await payments.applyChannelReport(sessionOf(request).merchant.id, { ...body, orderNo }));
+    const { merchant } = sessionOf(request);
+    return success(
+      await payments.applyChannelReport(merchant.id, { ...body, orderNo }, null, undefined, simulated(request)),
+    );
   });
   auth.post('/sandbox/payouts/:orderNo/simulate', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYOUT');
     const body = parseInput(simulatePayoutBody, request.body);
-    return success(await payouts.applyChannelReport(sessionOf(request).merchant.id, { ...body, orderNo }));
+    const { merchant } = sessionOf(request);
+    return success(
+      await payouts.applyChannelReport(merchant.id, { ...body, orderNo }, null, undefined, simulated(request)),
+    );
   });
   auth.post('/sandbox/payouts/:orderNo/return', async (request) => {
     sandboxOnly();
     const orderNo = orderNoOf(request, 'PAYOUT');
     parseInput(emptyBody, request.body);
-    return success(await payouts.returnPayout(sessionOf(request).merchant.id, { orderNo }));
+    return success(await payouts.returnPayout(sessionOf(request).merchant.id, { orderNo }, null, simulated(request)));
   });
 }
 
@@ -418,11 +602,174 @@ function registerEventRoutes(auth: FastifyInstance, services: PortalServices): v
   // Bounded: at most RESEND_FAILED_MAX events per call; `remaining` says whether to call again.
   auth.post('/events/recover', async (request) => {
     const range = parseInput(recoverBody, request.body);
-    const result = await services.webhooks.resendFailed(sessionOf(request).merchant.id, range);
+    const { merchant } = sessionOf(request);
+    const result = await services.webhooks.resendFailed(merchant.id, range, undefined, (tx, { resent }) =>
+      services.audit.record(tx, actorOf(request), {
+        action: 'events.recovered',
+        merchant: merchant.accessKey,
+        detail: { from: range.from, to: range.to, resent },
+      }),
+    );
     return success({ ...result, max: RESEND_FAILED_MAX } satisfies RecoverResult);
   });
   auth.post('/events/:eventId/resend', async (request) => {
     const { eventId } = request.params as { eventId: string };
-    return success(await services.webhooks.resend(eventId, sessionOf(request).merchant.id));
+    const { merchant } = sessionOf(request);
+    return success(
+      await services.webhooks.resend(eventId, merchant.id, (tx) =>
+        services.audit.record(tx, actorOf(request), {
+          action: 'event.resent',
+          merchant: merchant.accessKey,
+          object: eventId,
+        }),
+      ),
+    );
+  });
+}
+
+/** The audit trail's filters in the portal: person, action, time (Unix ms). */
+const auditQuery = z.object({
+  person: z.string().max(254).optional(),
+  action: z.string().max(64).optional(),
+  from: unixMsParam.optional(),
+  to: unixMsParam.optional(),
+});
+const AUDIT_PARAMETERS = ['person', 'action', 'from', 'to'];
+/** Entries the portal's audit page shows at most (the newest); the CSV export holds up to EXPORT_MAX_ROWS. */
+export const AUDIT_PAGE_MAX = 500;
+const sessionParam = z.object({ sessionId: z.string().max(20) });
+/** An invitation from the portal: the role is said, not defaulted. */
+const portalInviteBody = z.object({ email: z.string().max(254), role: z.enum(ROLES) }).strict();
+
+/**
+ * The person's own account (their sessions, their password), the merchant's people (invite,
+ * change a role, remove) and its audit trail.
+ */
+function registerAccountRoutes(auth: FastifyInstance, services: PortalServices): void {
+  const { portal, audit, config } = services;
+
+  auth.get('/sessions', async (request) => success(await portal.sessions(sessionOf(request))));
+  auth.post('/sessions/:sessionId/end', async (request) => {
+    const { sessionId } = parseInput(sessionParam, request.params);
+    parseInput(emptyBody, request.body);
+    await portal.endSession(sessionOf(request), sessionId, actorOf(request));
+    return success(await portal.sessions(sessionOf(request)));
+  });
+  auth.post('/password', async (request) =>
+    success(await portal.changePassword(sessionOf(request), request.body, actorOf(request))),
+  );
+
+  // The second factor: the sign-in's code (and step-up's), setting up TOTP, removing it.
+  auth.post('/session/second-factor', async (request) => {
+    await portal.checkSecondFactor(sessionOf(request), request.body, clientOf(request));
+    return success({ checked: true });
+  });
+  auth.post('/session/second-factor/options', async (request) => {
+    parseInput(emptyBody, request.body);
+    return success(await portal.passkeyAuthenticationOptions(sessionOf(request)));
+  });
+  auth.get('/second-factor', async (request) => success(await portal.secondFactorStatus(sessionOf(request))));
+  auth.get('/passkeys', async (request) => success(await portal.passkeys(sessionOf(request))));
+  auth.post('/passkeys/options', async (request) => {
+    parseInput(emptyBody, request.body);
+    return success(await portal.passkeyRegistrationOptions(sessionOf(request)));
+  });
+  auth.post('/passkeys', async (request) =>
+    success(await portal.registerPasskey(sessionOf(request), request.body, clientOf(request))),
+  );
+  auth.post('/passkeys/:passkeyId/remove', async (request) => {
+    const { passkeyId } = parseInput(z.object({ passkeyId: z.string().max(20) }), request.params);
+    return success(await portal.removePasskey(sessionOf(request), passkeyId, clientOf(request)));
+  });
+  auth.post('/second-factor/totp', async (request) => {
+    parseInput(emptyBody, request.body);
+    return success(await portal.startTotp(sessionOf(request), actorOf(request)));
+  });
+  auth.post('/second-factor/totp/confirm', async (request) =>
+    success(await portal.confirmTotp(sessionOf(request), request.body, clientOf(request))),
+  );
+  auth.post('/second-factor/remove', async (request) => {
+    await portal.removeSecondFactor(sessionOf(request), request.body, clientOf(request));
+    return success({ removed: true });
+  });
+  auth.get('/security', async (request) => success({ requireSecondFactor: sessionOf(request).secondFactor.required }));
+  auth.post('/security', async (request) =>
+    success(await portal.setRequireSecondFactor(sessionOf(request).merchant, request.body, actorOf(request))),
+  );
+
+  auth.get('/people', async (request) => {
+    queryOf(request, []);
+    return success(await portal.users(sessionOf(request).merchant.accessKey));
+  });
+  auth.post('/people', async (request) => {
+    const { merchant } = sessionOf(request);
+    const body = parseInput(portalInviteBody, request.body);
+    const invitation = await portal.invite(merchant.accessKey, body, actorOf(request), true);
+    const setupUrl = `${config.publicUrl}/portal/setup#token=${invitation.setupToken}`;
+    // As with `paygate user invite`, the link goes to the log; and by email when SMTP is configured.
+    request.log.info({ email: invitation.email, setupUrl }, 'portal invitation');
+    let emailed = false;
+    try {
+      emailed = await sendInvitation(config, {
+        to: invitation.email,
+        merchantName: merchant.name,
+        role: invitation.role,
+        setupUrl,
+        expiresAt: invitation.expiresAt,
+      });
+    } catch (error) {
+      request.log.warn({ err: error, email: invitation.email }, 'the invitation email could not be sent');
+    }
+    return success({
+      email: invitation.email,
+      role: invitation.role,
+      expiresAt: invitation.expiresAt,
+      emailed,
+      people: await portal.users(merchant.accessKey),
+    });
+  });
+  auth.post('/people/role', async (request) =>
+    success(await portal.setRole(sessionOf(request).merchant, request.body, actorOf(request))),
+  );
+  auth.post('/people/remove', async (request) =>
+    success(await portal.remove(sessionOf(request).merchant, request.body, actorOf(request))),
+  );
+
+  const auditFilters = (request: FastifyRequest) => {
+    const q = parseInput(auditQuery, queryOf(request, AUDIT_PARAMETERS));
+    checkTimeRange(q);
+    return {
+      merchant: sessionOf(request).merchant.accessKey,
+      actorEmail: q.person?.trim().toLowerCase() || undefined,
+      action: q.action?.trim() || undefined,
+      from: q.from,
+      to: q.to,
+    };
+  };
+  auth.get('/audit', async (request) => {
+    const entries = await audit.list({ ...auditFilters(request), limit: AUDIT_PAGE_MAX });
+    return success({ entries: entries.reverse(), max: AUDIT_PAGE_MAX });
+  });
+  auth.get('/audit/export.csv', async (request, reply) => {
+    const entries = await audit.list({ ...auditFilters(request), limit: EXPORT_MAX_ROWS });
+    let csv = csvRow(['id', 'at', 'actorKind', 'actorEmail', 'action', 'object', 'detail', 'ip', 'requestId']);
+    for (const e of entries) {
+      csv += csvRow([
+        e.id,
+        e.at,
+        e.actor.kind,
+        e.actor.email,
+        e.action,
+        e.object,
+        e.detail === undefined ? undefined : JSON.stringify(e.detail),
+        e.ip,
+        e.requestId,
+      ]);
+    }
+    const stamp = new Date(services.now()).toISOString().slice(0, 10);
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="audit-${stamp}.csv"`)
+      .send(csv);
   });
 }

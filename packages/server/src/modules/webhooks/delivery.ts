@@ -104,7 +104,10 @@ export class WebhookDelivery {
 
   constructor(
     protected readonly db: Db,
-    private readonly config: Pick<Config, 'environment' | 'webhookRetrySchedule' | 'webhookAllowPrivate'>,
+    private readonly config: Pick<
+      Config,
+      'environment' | 'webhookRetrySchedule' | 'webhookAllowPrivate' | 'webhookExtraCa'
+    >,
     private readonly platformKeys: PlatformKeys,
     protected readonly now: () => number = Date.now,
     private readonly options: WebhookOptions = {},
@@ -270,6 +273,7 @@ export class WebhookDelivery {
       totalTimeoutMs: Math.min(this.options.totalTimeoutMs ?? TOTAL_TIMEOUT_MS, CHECK_TIMEOUT_MS),
       excerptBytes: EXCERPT_BYTES,
       now: this.now,
+      extraCa: this.config.webhookExtraCa?.certificates,
     });
   }
 
@@ -302,6 +306,7 @@ export class WebhookDelivery {
         totalTimeoutMs: this.options.totalTimeoutMs ?? TOTAL_TIMEOUT_MS,
         excerptBytes: EXCERPT_BYTES,
         now: this.now,
+        extraCa: this.config.webhookExtraCa?.certificates,
       });
     } catch (error) {
       if (!(error instanceof DestinationRefused)) throw error;

@@ -1,4 +1,5 @@
 import type { LookupFunction } from 'node:net';
+import tls from 'node:tls';
 import { type Dispatcher, Pool } from 'undici';
 import type { Destination } from '../../http/ssrf.js';
 
@@ -18,6 +19,8 @@ export interface SendOptions {
   readonly totalTimeoutMs: number;
   readonly excerptBytes: number;
   readonly now: () => number;
+  /** Certificates trusted for https receivers besides the default ones (`PAYGATE_WEBHOOK_EXTRA_CA`). */
+  readonly extraCa?: readonly string[] | undefined;
 }
 
 /** Parses Retry-After (delay seconds or an HTTP date) into milliseconds from `now`. */
@@ -49,9 +52,9 @@ function pinnedLookup({ address, family }: Destination): LookupFunction {
  * instead of opening one per attempt. Past 256 pools the least recently used one is closed once
  * its deliveries in flight are done.
  */
-function poolFor(destination: Destination, connectTimeoutMs: number): Pool {
+function poolFor(destination: Destination, connectTimeoutMs: number, extraCa: readonly string[] | undefined): Pool {
   const { url, address } = destination;
-  const key = `${url.protocol}//${url.hostname}@${address}:${url.port}/${connectTimeoutMs}`;
+  const key = `${url.protocol}//${url.hostname}@${address}:${url.port}/${connectTimeoutMs}/${extraCa ? 'extra-ca' : ''}`;
   let pool = pools.get(key);
   if (pool) {
     pools.delete(key);
@@ -61,7 +64,13 @@ function poolFor(destination: Destination, connectTimeoutMs: number): Pool {
   pool = new Pool(url.origin, {
     connections: 16,
     // undici checks the connect timeout on a coarse timer: it fires up to about half a second late.
-    connect: { timeout: connectTimeoutMs, lookup: pinnedLookup(destination) },
+    connect: {
+      timeout: connectTimeoutMs,
+      lookup: pinnedLookup(destination),
+      // The extra CA adds to the trusted roots (Node's defaults, NODE_EXTRA_CA_CERTS included); it
+      // replaces none, and TLS still checks the certificate against the URL's host name.
+      ...(extraCa ? { ca: [...defaultCa(), ...extraCa] } : {}),
+    },
   });
   pools.set(key, pool);
   if (pools.size > MAX_POOLS) {
@@ -70,6 +79,11 @@ function poolFor(destination: Destination, connectTimeoutMs: number): Pool {
     oldest.close().catch(() => {});
   }
   return pool;
+}
+
+/** The roots Node trusts by default: its bundled ones and NODE_EXTRA_CA_CERTS's. */
+function defaultCa(): string[] {
+  return typeof tls.getCACertificates === 'function' ? tls.getCACertificates('default') : [...tls.rootCertificates];
 }
 
 const firstValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
@@ -142,7 +156,7 @@ export function send(
       },
     };
     try {
-      poolFor(destination, options.connectTimeoutMs).dispatch(
+      poolFor(destination, options.connectTimeoutMs, options.extraCa).dispatch(
         {
           method: 'POST',
           path: destination.url.pathname + destination.url.search,

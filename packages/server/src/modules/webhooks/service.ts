@@ -1,4 +1,5 @@
 import type { DeliveryAttempt, DeliveryStatus, OrderType, WebhookEvent } from '@paygate/wire';
+import type { InTransaction, Queryable } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import { countRows, keysetPage } from '../../db/paging.js';
 import { checkTimeRange } from '../../validation.js';
@@ -198,6 +199,7 @@ export class Webhooks extends WebhookDelivery {
     merchantId: bigint,
     range: { from: number; to: number },
     limit = RESEND_FAILED_MAX,
+    also?: InTransaction<{ resent: number }>,
   ): Promise<{ resent: number; remaining: number }> {
     checkTimeRange(range);
     const now = new Date(this.now());
@@ -214,6 +216,7 @@ export class Webhooks extends WebhookDelivery {
           WHERE merchant_id = $1 AND delivery_status = 'failed' AND created_at >= $2 AND created_at <= $3`,
         [merchantId, new Date(range.from), new Date(range.to)],
       );
+      await also?.(tx, { resent: resent.rowCount ?? 0 });
       return { resent: resent.rowCount ?? 0, remaining: Number(left.rows[0]?.n ?? 0) };
     });
   }
@@ -223,17 +226,23 @@ export class Webhooks extends WebhookDelivery {
    * made due now; a delivered or failed one gets one more attempt. `merchantId` limits it to the
    * merchant's own events (operators pass `undefined`).
    */
-  async resend(eventId: string, merchantId?: bigint): Promise<EventView> {
+  async resend(eventId: string, merchantId?: bigint, also?: InTransaction<{ merchantId: bigint }>): Promise<EventView> {
     if (!EVENT_ID.test(eventId)) throw validationFailed([{ field: 'eventId', message: 'an eventId (evt_…)' }]);
     const now = new Date(this.now());
-    const result = await this.db.query<EventRow>(
-      `UPDATE events SET ${RESEND_SET}
-        WHERE event_id = $1 ${merchantId === undefined ? '' : 'AND merchant_id = $3'}
-        RETURNING *`,
-      merchantId === undefined ? [eventId, now] : [eventId, now, merchantId],
-    );
-    const row = result.rows[0];
-    if (!row) throw new DomainError('EVENT_NOT_FOUND', webhookErrors.EVENT_NOT_FOUND.message);
+    const update = async (tx: Queryable) => {
+      const result = await tx.query<EventRow>(
+        `UPDATE events SET ${RESEND_SET}
+          WHERE event_id = $1 ${merchantId === undefined ? '' : 'AND merchant_id = $3'}
+          RETURNING *`,
+        merchantId === undefined ? [eventId, now] : [eventId, now, merchantId],
+      );
+      const row = result.rows[0];
+      if (!row) throw new DomainError('EVENT_NOT_FOUND', webhookErrors.EVENT_NOT_FOUND.message);
+      await also?.(tx, { merchantId: row.merchant_id });
+      return row;
+    };
+    // One statement alone; with `also`, a transaction holding both.
+    const row = also === undefined ? await update(this.db) : await this.db.transaction(update);
     return this.view(row);
   }
 

@@ -1,0 +1,139 @@
+import type { FormEvent } from 'react';
+import { API_BASE, api, queryString } from '../api';
+import { ErrorAlert, Field, Loading, PageHeading, TableWrap, TeamTabs, Time, useAsync } from '../components';
+import { fromLocalInput, toLocalInput } from '../format';
+import { navigate, useLocation, usePageTitle } from '../router';
+import type { AuditEntry } from '../types';
+
+/** The merchant's audit trail (owners only): who did what, when, from where; filters and a CSV export. */
+export function AuditPage() {
+  usePageTitle('Audit trail');
+  const { search } = useLocation();
+  const filters = {
+    person: search.get('person') ?? undefined,
+    action: search.get('action') ?? undefined,
+    from: search.get('from') ?? undefined,
+    to: search.get('to') ?? undefined,
+  };
+  const query = queryString(filters);
+  const { data, error, loading } = useAsync(
+    () => api.get<{ entries: AuditEntry[]; max: number }>(`/audit${query}`),
+    [query],
+  );
+
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const text = (name: string) => String(form.get(name) ?? '').trim();
+    navigate(
+      `/audit${queryString({
+        person: text('person'),
+        action: text('action'),
+        from: fromLocalInput(text('from')),
+        to: fromLocalInput(text('to')),
+      })}`,
+    );
+  };
+
+  return (
+    <>
+      <PageHeading>Audit trail</PageHeading>
+      <TeamTabs current="audit" />
+      <p className="lead">
+        Every change to this merchant, who made it and from where: sign-ins, keys, webhook events, canceled orders,
+        people. Entries are never changed or removed, and each carries the hash of the one before it.
+      </p>
+      <form className="filters" onSubmit={submit} aria-label="Filter the audit trail">
+        <Field label="Person (email)">
+          {(props) => <input {...props} type="text" name="person" defaultValue={filters.person} />}
+        </Field>
+        <Field label="Action">
+          {(props) => (
+            <input {...props} type="text" name="action" placeholder="key.added" defaultValue={filters.action} />
+          )}
+        </Field>
+        <Field label="From">
+          {(props) => (
+            <input
+              {...props}
+              type="datetime-local"
+              name="from"
+              defaultValue={filters.from ? toLocalInput(Number(filters.from)) : ''}
+            />
+          )}
+        </Field>
+        <Field label="To">
+          {(props) => (
+            <input
+              {...props}
+              type="datetime-local"
+              name="to"
+              defaultValue={filters.to ? toLocalInput(Number(filters.to)) : ''}
+            />
+          )}
+        </Field>
+        <div className="filter-actions">
+          <button type="submit" className="button button-primary">
+            Filter
+          </button>
+          <button type="button" className="button" onClick={() => navigate('/audit')}>
+            Clear
+          </button>
+        </div>
+      </form>
+      <p>
+        <a className="button" href={`${API_BASE}/audit/export.csv${query}`} download>
+          Download CSV
+        </a>{' '}
+        <span className="hint inline-hint">Every entry matching the filters (up to 50,000), oldest first.</span>
+      </p>
+      <ErrorAlert error={error} />
+      {loading && !data ? <Loading what="the audit trail" /> : null}
+      {data ? (
+        <>
+          <p className="muted">
+            {data.entries.length === data.max
+              ? `The newest ${data.max} entries, newest first: narrow the filters or download the CSV for more.`
+              : `${data.entries.length} ${data.entries.length === 1 ? 'entry' : 'entries'}, newest first.`}
+          </p>
+          <TableWrap label="Audit entries">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">On</th>
+                  <th scope="col" className="hide-narrow">
+                    Address
+                  </th>
+                  <th scope="col" className="hide-narrow">
+                    Request
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.entries.map((entry) => (
+                  <tr key={entry.id}>
+                    <td>
+                      <Time ms={Date.parse(entry.at)} />
+                    </td>
+                    <td>{entry.actor.email ?? (entry.actor.kind === 'operator' ? 'Platform operator' : 'Paygate')}</td>
+                    <td className="mono">{entry.action}</td>
+                    <td className="mono small">
+                      {entry.object ?? ''}
+                      {entry.detail ? <span className="muted"> {JSON.stringify(entry.detail)}</span> : null}
+                    </td>
+                    <td className="mono hide-narrow">{entry.ip ?? '—'}</td>
+                    <td className="mono small hide-narrow">{entry.requestId ?? '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+          {data.entries.length === 0 ? <p className="empty">No entry matches these filters.</p> : null}
+        </>
+      ) : null}
+    </>
+  );
+}
