@@ -74,6 +74,10 @@ describe('production on the embedded database', () => {
   it('starts with PAYGATE_EMBEDDED_PRODUCTION=true and warns once', async () => {
     const platform = await spawnPlatform({ ...env, PAYGATE_EMBEDDED_PRODUCTION: 'true' });
     try {
+      // The lines after 'paygate listening' arrive on their own time: wait for the warning, the last.
+      for (let waited = 0; !platform.output().includes('take backups with') && waited < 10_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       const warnings = platform
         .output()
         .split('\n')

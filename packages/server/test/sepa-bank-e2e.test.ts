@@ -178,6 +178,7 @@ for (const database of databases()) {
         dropDb = db.drop;
       } else {
         storage.PAYGATE_DATA_DIR = join(dir, 'platform');
+        storage.PAYGATE_EMBEDDED_PRODUCTION = 'true';
         mkdirSync(storage.PAYGATE_DATA_DIR, { recursive: true });
       }
       const port = await freePort();
