@@ -21,6 +21,8 @@ import { camt054Lines, reconcile } from '../src/modules/reconciliation/service.j
 import { balanceOf, fund } from './money-harness.js';
 import { createMerchant, databases, post, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
 import { SSHD, type Sshd, startSshd } from './sshd-fixture.js';
+import { PASSWORD, portalUser } from './portal-harness.js';
+import { ensurePortalBuilt, launchChromium } from '../../portal/test/chromium.js';
 
 /** Without Debian's openssh-server the suite is skipped here, and fails in CI (which must have it). */
 const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
@@ -291,6 +293,26 @@ for (const database of databases()) {
       );
       assert.deepEqual(detail.bankFile, { msgId, bankStatus: 'RJCT', reasonCode: 'AC01', returnReference: null });
       assert.equal(detail.payout.channelTradeNo, msgId);
+      // And in a browser: the payout page's "Bank file" card names the file, the status and the reason.
+      ensurePortalBuilt();
+      const user = await portalUser(platform, merchant, PASSWORD, 'viewer');
+      const browser = await launchChromium();
+      try {
+        const page = await (await browser.newContext()).newPage();
+        page.setDefaultTimeout(15_000);
+        await page.goto(`${platform.url}/portal/`);
+        await page.getByLabel('Email').fill(user.email);
+        await page.getByLabel('Password').fill(user.password);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+        await page.goto(`${platform.url}/portal/payouts/${rejected.orderNo}`);
+        const card = page.locator('section[aria-labelledby="bank-file"]');
+        await card.waitFor();
+        const text = ((await card.textContent()) ?? '').replace(/\s+/g, ' ');
+        for (const shown of [msgId, 'RJCT', 'AC01']) assert.ok(text.includes(shown), `${shown} in: ${text}`);
+      } finally {
+        await browser.close();
+      }
       // The rejected payout's amount and fee are available again; the two paid left the reserve.
       const balance1 = await balanceOf(platform, merchant, 'EUR');
       const cents = (text: string) => Math.round(Number(text) * 100);

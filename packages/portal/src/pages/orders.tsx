@@ -577,6 +577,23 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
               <Timeline entries={data.timeline} />
             </section>
           </div>
+          {data.bankFile ? (
+            <section className="card" aria-labelledby="bank-file">
+              <h2 id="bank-file">Bank file</h2>
+              <p className="hint">
+                Sent to the bank as a SEPA credit transfer in the file below; the bank's answers (pain.002 status
+                reports and camt.054 notifications) are shown as they arrive.
+              </p>
+              <Details
+                items={[
+                  ['File (MsgId)', <span className="mono">{data.bankFile.msgId}</span>],
+                  ['Bank status', data.bankFile.bankStatus ?? 'no answer yet'],
+                  ['Reason code', data.bankFile.reasonCode],
+                  ['Return reference', data.bankFile.returnReference],
+                ]}
+              />
+            </section>
+          ) : null}
           {sandbox && canSimulate ? (
             <SandboxPanel type="payout" orderNo={orderNo} status={p.status} reload={reload} />
           ) : null}
