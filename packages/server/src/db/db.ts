@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
 import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
+import { DomainError } from '../errors.js';
 import {
   cancelledSyncWait,
   CommittedLocally,
@@ -10,6 +11,14 @@ import {
   PipelinedConnection,
   type Upkeep,
 } from './pipeline.js';
+import {
+  BUSINESS_SAVEPOINT,
+  NonceRefused,
+  RECORD_NONCE,
+  recordNonceParams,
+  recordNonceSql,
+  type RequestNonce,
+} from './request-nonce.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -112,9 +121,36 @@ export interface PoolStats {
   readonly pipelined: { readonly reads: number; readonly writes: number };
 }
 
+/**
+ * A transaction that is a signed request's write: its first statement records the request's nonce
+ * (sent with BEGIN, in the same round trip on PostgreSQL), so that the nonce and the business
+ * commit together, once.
+ */
+export interface TransactionOptions {
+  /**
+   * Recorded first when still pending. Used before: the transaction ends there (NonceRefused),
+   * before any business statement. A business refusal (`keepsNonce`) rolls the business back and
+   * still commits the nonce, so that the request cannot be replayed; any other failure (the
+   * database unavailable, a bug) rolls back everything, the nonce too: nothing of the request
+   * happened.
+   */
+  readonly nonce?: RequestNonce | undefined;
+  /** Which failures of `work` are the business's refusals (default: isRefusal). */
+  readonly keepsNonce?: (error: unknown) => boolean;
+}
+
+/**
+ * A business refusal: a DomainError (answered 4xx with its code), or the database refusing the
+ * business's rows by a constraint (SQLSTATE class 23, say the CHECK that refuses a payout the
+ * balance does not cover).
+ */
+export function isRefusal(error: unknown): boolean {
+  return error instanceof DomainError || sqlState(error)?.startsWith('23') === true;
+}
+
 export interface Db extends Queryable {
   /** Runs `work` in one transaction (READ COMMITTED); rolls back if it throws. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Runs a multi-statement script (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
@@ -314,8 +350,8 @@ class PostgresDb implements Db {
     return this.retrying(() => this.attemptQuery<T>(sql, params));
   }
 
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.retrying(() => this.attemptTransaction(work));
+  transaction<T>(work: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    return this.retrying(() => this.attemptTransaction(work, options));
   }
 
   /**
@@ -394,7 +430,10 @@ class PostgresDb implements Db {
     }
   }
 
-  private async attemptTransaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+  private async attemptTransaction<T>(
+    work: (tx: Queryable) => Promise<T>,
+    { nonce, keepsNonce = isRefusal }: TransactionOptions,
+  ): Promise<T> {
     const client = await this.pool.connect().catch((error: unknown) => {
       throw isUnavailable(error) ? new RetryableFailure(error) : error;
     });
@@ -408,31 +447,57 @@ class PostgresDb implements Db {
     const commit = watchCommit(client);
     let committing = false;
     let value: T | undefined;
+    /** The business's refusal, thrown once the nonce has committed. */
+    let refusal: { readonly error: unknown } | undefined;
+    const recording = nonce?.pending ? nonce : undefined;
     try {
-      await client.query('BEGIN');
+      if (recording) {
+        // One round trip: BEGIN, the nonce, the savepoint a business refusal rolls back to.
+        const opened = (await client.query(
+          `BEGIN; ${recordNonceSql(recording)}; SAVEPOINT ${BUSINESS_SAVEPOINT}`,
+        )) as unknown as pg.QueryResult[];
+        if (opened[1]?.rowCount !== 1) {
+          recording.decided(false);
+          throw new NonceRefused();
+        }
+      } else {
+        await client.query('BEGIN');
+      }
       const tx: Queryable = {
         async query<R>(sql: Sql, params: readonly unknown[] = []) {
           const result = await client.query(pgQuery(sql, params));
           return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
         },
       };
-      value = await work(tx);
+      try {
+        value = await work(tx);
+      } catch (error) {
+        if (!recording || broken !== undefined || isUnavailable(error) || !keepsNonce(error)) throw error;
+        await client.query(`ROLLBACK TO SAVEPOINT ${BUSINESS_SAVEPOINT}`);
+        refusal = { error };
+      }
       // If the connection failed while the work ran (say, the server ended the session while it
       // sat idle in the transaction), pg refuses the COMMIT unsent (see neverSent, below).
       committing = true;
       await client.query('COMMIT');
-      return value;
+      recording?.decided(true);
     } catch (error) {
       if (broken === undefined && !isUnavailable(error)) await client.query('ROLLBACK').catch(() => {});
       else broken ??= error;
       if (sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
-      if (committing && commit.committedLocally) return value as T;
+      if (committing && commit.committedLocally) {
+        recording?.decided(true);
+        if (refusal) throw refusal.error;
+        return value as T;
+      }
       if (safeToRetry(error, committing && !neverSent(error), false)) throw new RetryableFailure(error);
       return classify(error);
     } finally {
       commit.stop();
       releaseClient(client, onError, broken);
     }
+    if (refusal) throw refusal.error;
+    return value as T;
   }
 
   async acceptsWrites(): Promise<boolean> {
@@ -574,14 +639,35 @@ class PgliteDb implements Db {
     );
   }
 
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const { keepsNonce = isRefusal } = options;
+    const recording = options.nonce?.pending ? options.nonce : undefined;
+    let refusal: { readonly error: unknown } | undefined;
     // PGlite is one session: its transaction() holds the session exclusively until done.
-    return this.pglite.transaction(async () =>
-      work({
+    const value = await this.pglite.transaction(async () => {
+      const tx: Queryable = {
         query: <R>(sql: Sql, params: readonly unknown[] = []) =>
           this.pglite._runExclusiveQuery(() => this.run<R>(sql, params)),
-      }),
-    );
+      };
+      if (recording) {
+        if ((await tx.query(RECORD_NONCE, recordNonceParams(recording))).rowCount !== 1) {
+          recording.decided(false);
+          throw new NonceRefused();
+        }
+        await tx.query(`SAVEPOINT ${BUSINESS_SAVEPOINT}`);
+      }
+      try {
+        return await work(tx);
+      } catch (error) {
+        if (!recording || !keepsNonce(error)) throw error;
+        await tx.query(`ROLLBACK TO SAVEPOINT ${BUSINESS_SAVEPOINT}`);
+        refusal = { error };
+        return undefined;
+      }
+    });
+    recording?.decided(true);
+    if (refusal) throw refusal.error;
+    return value as T;
   }
 
   async exec(sql: string): Promise<void> {

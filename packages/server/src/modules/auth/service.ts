@@ -1,5 +1,6 @@
 import { type Db, prepared } from '../../db/db.js';
 import { perTurnLoader } from '../../db/per-turn.js';
+import { RequestNonce } from '../../db/request-nonce.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 
 /**
@@ -63,6 +64,16 @@ export class Nonces {
       nonce: nonce.toLowerCase(),
       expiresAt: new Date(expiresUnixSeconds * 1000),
     });
+  }
+
+  /**
+   * The nonce of a request whose signature verified, to be recorded by the request's own write
+   * (see RequestNonce), or alone by `consume`'s batch when the route settles it.
+   */
+  pending(merchantId: bigint, nonce: string, expiresUnixSeconds: number): RequestNonce {
+    return new RequestNonce(merchantId, nonce.toLowerCase(), new Date(expiresUnixSeconds * 1000), (use) =>
+      this.uses.load({ merchantId: use.merchantId, nonce: use.nonce, expiresAt: use.expiresAt }),
+    );
   }
 
   /**
