@@ -584,6 +584,8 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
 
 const { serialize } = protocol;
 const BIND_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]);
+const STATEMENT_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({})]);
+const SYNC = serialize.sync();
 
 /** PGlite with its memory in sight: the size of the WebAssembly memory its PostgreSQL runs in. */
 class EmbeddedPostgres extends PGlite {
@@ -592,15 +594,43 @@ class EmbeddedPostgres extends PGlite {
   }
 }
 
+/**
+ * The embedded database's kept plans (see PgliteDb.run): a named statement runs on a generic plan,
+ * made once and kept, under the same guards as PostgreSQL's pipelined reads connection
+ * (CACHED_INDEX_PLANS): the planner may choose index plans only. The session's own mode stays
+ * `force_custom_plan` (PLAN_FOR_PARAMETERS) for everything else: plain SQL, PGlite's own queries.
+ * Each switch is one statement (the settings at once, through set_config), parsed once.
+ */
+const KEPT_PLANS_ON = {
+  name: 'pglite_kept_plans_on',
+  text: `SELECT set_config('plan_cache_mode', 'force_generic_plan', false), set_config('enable_seqscan', 'off', false),
+                set_config('enable_hashjoin', 'off', false), set_config('enable_mergejoin', 'off', false)`,
+};
+const KEPT_PLANS_OFF = {
+  name: 'pglite_kept_plans_off',
+  text: `SELECT set_config('plan_cache_mode', 'force_custom_plan', false), set_config('enable_seqscan', 'on', false),
+                set_config('enable_hashjoin', 'on', false), set_config('enable_mergejoin', 'on', false)`,
+};
+const SWITCH_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({})]);
+
 class PgliteDb implements Db {
   readonly kind = 'pglite';
-  /** Named statements this session has parsed (see {@link PreparedStatement}). */
-  private readonly parsed = new Set<string>();
+  /** Named statements this session has parsed, and when (see {@link PreparedStatement}). */
+  private readonly parsed = new Map<string, number>();
+  /** The switches of KEPT_PLANS, once parsed (with the session's first named statement). */
+  private readonly switches: { on: Uint8Array; off: Uint8Array };
 
   constructor(
     private readonly pglite: EmbeddedPostgres,
     private readonly lock: DirectoryLock | undefined,
-  ) {}
+    /** Named statements on kept plans (KEPT_PLANS_ON), renewed this often; 0: planned on every call. */
+    private readonly planRenewalMs: number,
+  ) {
+    this.switches = {
+      on: concat([serialize.bind({ statement: KEPT_PLANS_ON.name, values: [] }), SWITCH_TAIL]),
+      off: concat([serialize.bind({ statement: KEPT_PLANS_OFF.name, values: [] }), SWITCH_TAIL]),
+    };
+  }
 
   embeddedMemoryBytes(): number | undefined {
     return this.pglite.memoryBytes();
@@ -611,19 +641,43 @@ class PgliteDb implements Db {
    * Bind, Describe, Execute and Sync go to the embedded server together. PGlite's own `query`
    * sends each message separately, each a pass of its main loop, and parses the text again every
    * time: measured, a primary-key select costs about half as much this way and an insert a quarter.
+   *
+   * A named statement also keeps its plan (planRenewalMs > 0): it runs between the two switches
+   * of KEPT_PLANS, so that PostgreSQL makes its generic plan once, as index plans only, and reuses
+   * it (planning had been most of these statements' cost; the prepared() contract keeps them to
+   * index probes and batch inserts). All three before one Sync: when the statement fails, the
+   * switch back is skipped, and the abort of its implicit transaction (or, inside a transaction,
+   * the rollback) takes the first switch back with it, as it does a SET. A statement is parsed again after planRenewalMs,
+   * so that a plan made while a table was nearly empty (an index of the wrong columns) lasts that
+   * long at most, as on PostgreSQL's reads connection.
    */
   private async run<T>(sql: Sql, params: readonly unknown[]): Promise<QueryResult<T>> {
     const name = typeof sql === 'string' ? '' : sql.name;
+    const keep = name !== '' && this.planRenewalMs > 0;
     const parts: Uint8Array[] = [];
+    const parsedAt = name === '' ? undefined : this.parsed.get(name);
+    const now = Date.now();
+    if (keep && this.parsed.size === 0) {
+      for (const helper of [KEPT_PLANS_ON, KEPT_PLANS_OFF]) {
+        parts.push(serialize.close({ type: 'S', name: helper.name }), serialize.parse(helper));
+      }
+    }
     // Close first: a Parse whose exchange failed may or may not have left the statement behind.
-    if (name === '' || !this.parsed.has(name)) {
+    if (parsedAt === undefined || (keep && now - parsedAt >= this.planRenewalMs)) {
       if (name !== '') parts.push(serialize.close({ type: 'S', name }));
       parts.push(serialize.parse({ name, text: textOf(sql) }));
     }
-    parts.push(serialize.bind({ statement: name, values: params.map(textParam) }), BIND_TAIL);
+    // The plan is chosen at Bind: the switch goes first.
+    if (keep) parts.push(this.switches.on);
+    parts.push(serialize.bind({ statement: name, values: params.map(textParam) }));
+    if (keep) parts.push(STATEMENT_TAIL, this.switches.off, SYNC);
+    else parts.push(BIND_TAIL);
     const { messages } = await this.pglite.execProtocol(concat(parts), { syncToFs: false });
-    if (name !== '') this.parsed.add(name);
-    const result = pgliteParse.parseResults(messages, this.pglite.parsers)[0] as Results<T> | undefined;
+    if (name !== '' && parsedAt === undefined) this.parsed.set(name, now);
+    else if (name !== '' && keep && now - (parsedAt as number) >= this.planRenewalMs) this.parsed.set(name, now);
+    const results = pgliteParse.parseResults(messages, this.pglite.parsers) as Results<T>[];
+    // With the switches, the statement's result is the second (the first switch's is first).
+    const result = keep ? results[1] : results[0];
     const rows = result?.rows ?? [];
     return { rows, rowCount: result?.affectedRows ?? rows.length };
   }
@@ -719,6 +773,11 @@ export interface DatabaseOptions {
   onRetry?: (error: unknown, attempts: number) => void;
   /** PostgreSQL only: how often the pipelined reads connection renews its plans (default PLAN_RENEWAL_MS). */
   planRenewalMs?: number;
+  /**
+   * The embedded database only: how often its named statements' kept plans are made again (see
+   * PgliteDb.run; default PLAN_RENEWAL_MS); 0 plans them on every call instead, as before.
+   */
+  embeddedPlanRenewalMs?: number;
   /** The embedded database only: start from this data directory dump (see {@link dumpEmbedded}). */
   loadDataDir?: Blob;
   /**
@@ -819,7 +878,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     // of the order-number index) would stay for good. Prepared statements keep saving the parse and
     // are planned for their actual parameters each time.
     await pglite.exec(PLAN_FOR_PARAMETERS);
-    return new PgliteDb(pglite, lock);
+    return new PgliteDb(pglite, lock, options.embeddedPlanRenewalMs ?? PLAN_RENEWAL_MS);
   } catch (error) {
     lock?.release();
     throw error;
