@@ -120,7 +120,7 @@ for (const [name, n] of [...byFunction.entries()].sort((a, b) => b[1] - a[1]).sl
 // The SVG: the root at the bottom, one row per depth, widths by total samples.
 const WIDTH = 1600;
 const ROW = 16;
-const MIN_WIDTH = 0.3;
+const MIN_WIDTH = 1;
 /** Deeper frames are left out (module loading recurses hundreds deep; the request paths are not). */
 const MAX_DEPTH = 64;
 let depth = 0;
