@@ -38,7 +38,12 @@ const services = {
     consume: async (_id: bigint, nonce: string) => consume(nonce),
     // Recorded in memory before the route (the ceiling's routes take no `config.nonce`).
     pending: (id: bigint, nonce: string, expires: number) =>
-      new RequestNonce(id, nonce.toLowerCase(), new Date(expires * 1000), (use) => consume(use.nonce)),
+      new RequestNonce(id, nonce.toLowerCase(), new Date(expires * 1000), {
+        alone: (use) => consume(use.nonce),
+        statement: { name: 'unused', text: '' },
+        params: () => [],
+        literal: () => '',
+      }),
   },
   platformKeys: { bodyKeyPair: async () => bodyKey.value },
 } as unknown as Services;

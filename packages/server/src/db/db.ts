@@ -11,14 +11,7 @@ import {
   PipelinedConnection,
   type Upkeep,
 } from './pipeline.js';
-import {
-  BUSINESS_SAVEPOINT,
-  NonceRefused,
-  RECORD_NONCE,
-  recordNonceParams,
-  recordNonceSql,
-  type RequestNonce,
-} from './request-nonce.js';
+import { BUSINESS_SAVEPOINT, NonceRefused, type RequestNonce } from './request-nonce.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -454,7 +447,7 @@ class PostgresDb implements Db {
       if (recording) {
         // One round trip: BEGIN, the nonce, the savepoint a business refusal rolls back to.
         const opened = (await client.query(
-          `BEGIN; ${recordNonceSql(recording)}; SAVEPOINT ${BUSINESS_SAVEPOINT}`,
+          `BEGIN; ${recording.recording.literal(recording)}; SAVEPOINT ${BUSINESS_SAVEPOINT}`,
         )) as unknown as pg.QueryResult[];
         if (opened[1]?.rowCount !== 1) {
           recording.decided(false);
@@ -704,7 +697,8 @@ class PgliteDb implements Db {
           this.pglite._runExclusiveQuery(() => this.run<R>(sql, params)),
       };
       if (recording) {
-        if ((await tx.query(RECORD_NONCE, recordNonceParams(recording))).rowCount !== 1) {
+        const { statement, params } = recording.recording;
+        if ((await tx.query(statement, params(recording))).rows.length !== 1) {
           recording.decided(false);
           throw new NonceRefused();
         }

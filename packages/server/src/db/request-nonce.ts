@@ -18,8 +18,8 @@ export class RequestNonce {
     /** Lowercased: the one spelling the primary key compares. */
     readonly nonce: string,
     readonly expiresAt: Date,
-    /** Records it alone (the per-turn batch of nonces): `true` when it was new. */
-    private readonly recordAlone: (use: RequestNonce) => Promise<boolean>,
+    /** How the owner of the nonce table (modules/auth) records it. */
+    readonly recording: NonceRecording,
   ) {}
 
   /** Neither recorded nor refused yet: the next statement of the request's write must record it. */
@@ -43,7 +43,7 @@ export class RequestNonce {
   settle(): Promise<void> {
     if (this.state === 'recorded') return Promise.resolve();
     if (this.state === 'refused') return Promise.reject(new NonceRefused());
-    this.settling ??= this.recordAlone(this).then(
+    this.settling ??= this.recording.alone(this).then(
       (fresh) => {
         this.decided(fresh);
         if (!fresh) throw new NonceRefused();
@@ -67,33 +67,21 @@ export class NonceRefused extends Error {
 }
 
 /**
- * One nonce, recorded as the first statement of a write's transaction; RETURNING answers whether it
- * was new. The primary key (merchant_id, nonce) decides across instances, as for the batches.
+ * How a nonce is recorded, given by the module that owns the nonce table (modules/auth): the
+ * database layer runs these statements without naming the table itself.
  */
-export const RECORD_NONCE = {
-  name: 'nonce_record_one',
-  text: `INSERT INTO request_nonces (merchant_id, nonce, expires_at) VALUES ($1, $2, $3)
-   ON CONFLICT DO NOTHING RETURNING nonce`,
-} as const;
-
-/** The parameters of RECORD_NONCE for `nonce`. */
-export const recordNonceParams = (use: RequestNonce): unknown[] => [use.merchantId, use.nonce, use.expiresAt];
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/**
- * RECORD_NONCE as literal SQL, for the simple-query message that opens a transaction on
- * PostgreSQL (`BEGIN; INSERT …; SAVEPOINT …` in one round trip; a simple query takes no
- * parameters). Only checked values are written into it: the merchant's id (a bigint), the nonce (a
- * lowercase UUID, as the signature's parameters allow) and the expiry (whole seconds).
- */
-export function recordNonceSql(use: RequestNonce): string {
-  if (!UUID.test(use.nonce)) throw new Error('a nonce to record is a lowercase UUID');
-  const seconds = use.expiresAt.getTime() / 1000;
-  if (!Number.isInteger(seconds)) throw new Error('a nonce expires at a whole second');
-  return `INSERT INTO request_nonces (merchant_id, nonce, expires_at)
-    VALUES (${BigInt(use.merchantId).toString()}, '${use.nonce}', to_timestamp(${seconds}))
-    ON CONFLICT DO NOTHING`;
+export interface NonceRecording {
+  /** Alone (the per-turn batch of nonces): `true` when it was new. */
+  alone(use: RequestNonce): Promise<boolean>;
+  /** As a statement of a transaction, with parameters: one row returned when it was new. */
+  readonly statement: { readonly name: string; readonly text: string };
+  params(use: RequestNonce): unknown[];
+  /**
+   * The same as literal SQL, for the simple-query message that opens a transaction on PostgreSQL
+   * (`BEGIN; INSERT …; SAVEPOINT …` in one round trip; a simple query takes no parameters); its
+   * row count is 1 when the nonce was new.
+   */
+  literal(use: RequestNonce): string;
 }
 
 /** The savepoint after the nonce: a business refusal rolls back to it and still commits the nonce. */

@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, isUnavailable, prepared, type Queryable } from '../../db/db.js';
 import { NonceRefused, type RequestNonce } from '../../db/request-nonce.js';
+import { freshNoncesCte } from '../auth/service.js';
 import { perTurnLoader } from '../../db/per-turn.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import type { OrderListFilters, OrderTable, StatusTotal } from '../../db/paging.js';
@@ -156,11 +157,7 @@ const PAYMENT_COLUMN_LIST = PAYMENT_COLUMNS.split(',').map((column) => column.tr
  */
 const INSERT_PAYMENTS_WITH_NONCES = prepared(
   'payments_insert_many_with_nonces',
-  `WITH fresh AS (
-     INSERT INTO request_nonces (merchant_id, nonce, expires_at)
-     SELECT * FROM unnest($13::bigint[], $14::text[], $15::timestamptz[])
-     ON CONFLICT DO NOTHING
-     RETURNING merchant_id, nonce),
+  `WITH ${freshNoncesCte(13)},
    made AS (
      INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
                            status, expires_at, created_at, updated_at, channel, return_url)
