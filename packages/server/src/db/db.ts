@@ -35,8 +35,8 @@ export interface PreparedStatement {
    * `unnest($1)` assumes ten keys, so one made while the table was small scans the table (or
    * probes the wrong index), and PostgreSQL keeps it until the table is next analyzed (never, with
    * autovacuum off). Where the session makes such plans safe it is still parsed only once: the
-   * embedded database plans every statement for its parameters (PLAN_FOR_PARAMETERS), PostgreSQL's
-   * pipelined reads connection caches only index plans and renews them (CACHED_INDEX_PLANS).
+   * embedded database keeps index plans only and renews them (PgliteDb.run), PostgreSQL's
+   * pipelined reads connection likewise (CACHED_INDEX_PLANS).
    * Elsewhere (a transaction on the pool) it goes as an unnamed statement, parsed and planned on
    * every call.
    */
@@ -45,7 +45,7 @@ export interface PreparedStatement {
 
 /**
  * A session setting: every prepared statement is planned for its actual parameters, and still
- * parsed only once (see {@link PreparedStatement.customPlan}).
+ * parsed only once (the embedded database with `embeddedPlanRenewalMs: 0`, as before issue #40).
  */
 const PLAN_FOR_PARAMETERS = 'SET plan_cache_mode = force_custom_plan';
 
@@ -588,42 +588,54 @@ class EmbeddedPostgres extends PGlite {
 }
 
 /**
- * The embedded database's kept plans (see PgliteDb.run): a named statement runs on a generic plan,
- * made once and kept, under the same guards as PostgreSQL's pipelined reads connection
- * (CACHED_INDEX_PLANS): the planner may choose index plans only. The session's own mode stays
- * `force_custom_plan` (PLAN_FOR_PARAMETERS) for everything else: plain SQL, PGlite's own queries.
- * Each switch is one statement (the settings at once, through set_config), parsed once.
+ * The embedded database's session with kept plans (see PgliteDb.run): every prepared statement
+ * runs on its generic plan, made once and reused (KEPT_PLANS, the session's setting), and made as
+ * index plans only: the first execution after each Parse runs between GUARDS_ON and GUARDS_OFF,
+ * the same guards as PostgreSQL's pipelined reads connection (CACHED_INDEX_PLANS). Plain SQL with
+ * parameters (parsed every time anyway) is planned for its parameters: it runs between CUSTOM_ON
+ * and CUSTOM_OFF. Each switch is one statement (its settings at once, through set_config), parsed
+ * once per session.
  */
-const KEPT_PLANS_ON = {
-  name: 'pglite_kept_plans_on',
-  text: `SELECT set_config('plan_cache_mode', 'force_generic_plan', false), set_config('enable_seqscan', 'off', false),
-                set_config('enable_hashjoin', 'off', false), set_config('enable_mergejoin', 'off', false)`,
-};
-const KEPT_PLANS_OFF = {
-  name: 'pglite_kept_plans_off',
-  text: `SELECT set_config('plan_cache_mode', 'force_custom_plan', false), set_config('enable_seqscan', 'on', false),
-                set_config('enable_hashjoin', 'on', false), set_config('enable_mergejoin', 'on', false)`,
-};
+const KEPT_PLANS = 'SET plan_cache_mode = force_generic_plan';
+const SWITCHES = {
+  guardsOn: {
+    name: 'pglite_plan_guards_on',
+    text: `SELECT set_config('enable_seqscan', 'off', false), set_config('enable_hashjoin', 'off', false),
+                  set_config('enable_mergejoin', 'off', false)`,
+  },
+  guardsOff: {
+    name: 'pglite_plan_guards_off',
+    text: `SELECT set_config('enable_seqscan', 'on', false), set_config('enable_hashjoin', 'on', false),
+                  set_config('enable_mergejoin', 'on', false)`,
+  },
+  customOn: {
+    name: 'pglite_custom_plans_on',
+    text: `SELECT set_config('plan_cache_mode', 'force_custom_plan', false)`,
+  },
+  customOff: {
+    name: 'pglite_custom_plans_off',
+    text: `SELECT set_config('plan_cache_mode', 'force_generic_plan', false)`,
+  },
+} as const;
 const SWITCH_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({})]);
+/** A switch's Bind, Describe and Execute. */
+const switchMessages = (name: string) => concat([serialize.bind({ statement: name, values: [] }), SWITCH_TAIL]);
+const GUARDED = [switchMessages(SWITCHES.guardsOn.name), switchMessages(SWITCHES.guardsOff.name)] as const;
+const CUSTOM = [switchMessages(SWITCHES.customOn.name), switchMessages(SWITCHES.customOff.name)] as const;
 
 class PgliteDb implements Db {
   readonly kind = 'pglite';
   /** Named statements this session has parsed, and when (see {@link PreparedStatement}). */
   private readonly parsed = new Map<string, number>();
-  /** The switches of KEPT_PLANS, once parsed (with the session's first named statement). */
-  private readonly switches: { on: Uint8Array; off: Uint8Array };
+  /** Whether the SWITCHES are parsed (with the session's first statement). */
+  private switchesParsed = false;
 
   constructor(
     private readonly pglite: EmbeddedPostgres,
     private readonly lock: DirectoryLock | undefined,
-    /** Named statements on kept plans (KEPT_PLANS_ON), renewed this often; 0: planned on every call. */
+    /** Prepared statements on kept plans (KEPT_PLANS), parsed again this often; 0: planned on every call. */
     private readonly planRenewalMs: number,
-  ) {
-    this.switches = {
-      on: concat([serialize.bind({ statement: KEPT_PLANS_ON.name, values: [] }), SWITCH_TAIL]),
-      off: concat([serialize.bind({ statement: KEPT_PLANS_OFF.name, values: [] }), SWITCH_TAIL]),
-    };
-  }
+  ) {}
 
   embeddedMemoryBytes(): number | undefined {
     return this.pglite.memoryBytes();
@@ -635,42 +647,60 @@ class PgliteDb implements Db {
    * sends each message separately, each a pass of its main loop, and parses the text again every
    * time: measured, a primary-key select costs about half as much this way and an insert a quarter.
    *
-   * A named statement also keeps its plan (planRenewalMs > 0): it runs between the two switches
-   * of KEPT_PLANS, so that PostgreSQL makes its generic plan once, as index plans only, and reuses
-   * it (planning had been most of these statements' cost; the prepared() contract keeps them to
-   * index probes and batch inserts). All three before one Sync: when the statement fails, the
-   * switch back is skipped, and the abort of its implicit transaction (or, inside a transaction,
-   * the rollback) takes the first switch back with it, as it does a SET. A statement is parsed again after planRenewalMs,
-   * so that a plan made while a table was nearly empty (an index of the wrong columns) lasts that
-   * long at most, as on PostgreSQL's reads connection.
+   * With kept plans (planRenewalMs > 0) a prepared statement is planned once per Parse, not per
+   * call (planning had been most of these statements' cost; the prepared() contract keeps them to
+   * index probes and batch inserts): the session keeps generic plans, and the first execution after
+   * a Parse, which makes the plan, runs between the guards' two switches, so that the plan is of
+   * indexes only. A statement is parsed again after planRenewalMs, so that a plan made while a table
+   * was nearly empty (an index of the wrong columns), or made again without the guards after the
+   * table's statistics changed (a vacuum), lasts that long at most, as on PostgreSQL's reads
+   * connection. Plain SQL with parameters runs between the custom plans' switches. A switch, the
+   * statement and the switch back go before one Sync: when the statement fails the switch back is
+   * skipped, and the abort of its implicit transaction (or, inside a transaction, the rollback)
+   * takes the first switch back with it, as it does a SET.
    */
   private async run<T>(sql: Sql, params: readonly unknown[]): Promise<QueryResult<T>> {
     const name = typeof sql === 'string' ? '' : sql.name;
-    const keep = name !== '' && this.planRenewalMs > 0;
+    const keep = this.planRenewalMs > 0;
     const parts: Uint8Array[] = [];
-    const parsedAt = name === '' ? undefined : this.parsed.get(name);
     const now = Date.now();
-    if (keep && this.parsed.size === 0) {
-      for (const helper of [KEPT_PLANS_ON, KEPT_PLANS_OFF]) {
+    if (keep && !this.switchesParsed) {
+      for (const helper of Object.values(SWITCHES)) {
         parts.push(serialize.close({ type: 'S', name: helper.name }), serialize.parse(helper));
       }
     }
+    const parsedAt = name === '' ? undefined : this.parsed.get(name);
+    const fresh = name !== '' && (parsedAt === undefined || (keep && now - parsedAt >= this.planRenewalMs));
     // Close first: a Parse whose exchange failed may or may not have left the statement behind.
-    if (parsedAt === undefined || (keep && now - parsedAt >= this.planRenewalMs)) {
+    if (name === '' || fresh) {
       if (name !== '') parts.push(serialize.close({ type: 'S', name }));
       parts.push(serialize.parse({ name, text: textOf(sql) }));
     }
+    const around = !keep
+      ? undefined
+      : name === ''
+        ? params.length > 0
+          ? CUSTOM
+          : undefined
+        : fresh
+          ? GUARDED
+          : undefined;
     // The plan is chosen at Bind: the switch goes first.
-    if (keep) parts.push(this.switches.on);
+    if (around) parts.push(around[0]);
     parts.push(serialize.bind({ statement: name, values: params.map(textParam) }));
-    if (keep) parts.push(STATEMENT_TAIL, this.switches.off, SYNC);
+    if (around) parts.push(STATEMENT_TAIL, around[1], SYNC);
     else parts.push(BIND_TAIL);
-    const { messages } = await this.pglite.execProtocol(concat(parts), { syncToFs: false });
-    if (name !== '' && parsedAt === undefined) this.parsed.set(name, now);
-    else if (name !== '' && keep && now - (parsedAt as number) >= this.planRenewalMs) this.parsed.set(name, now);
+    let messages: Awaited<ReturnType<PGlite['execProtocol']>>['messages'];
+    try {
+      ({ messages } = await this.pglite.execProtocol(concat(parts), { syncToFs: false }));
+    } finally {
+      // Parsed whether or not the statement after them failed (a Parse is not undone by an abort).
+      if (keep) this.switchesParsed = true;
+    }
+    if (fresh) this.parsed.set(name, now);
     const results = pgliteParse.parseResults(messages, this.pglite.parsers) as Results<T>[];
-    // With the switches, the statement's result is the second (the first switch's is first).
-    const result = keep ? results[1] : results[0];
+    // With a switch, the statement's result is the second (the first switch's is first).
+    const result = around ? results[1] : results[0];
     const rows = result?.rows ?? [];
     return { rows, rowCount: result?.affectedRows ?? rows.length };
   }
@@ -869,10 +899,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     await pglite.waitReady;
     // The embedded database has no autovacuum, so nothing ever invalidates a cached plan: a
     // generic plan chosen while a table was nearly empty (a scan of the merchant's orders instead
-    // of the order-number index) would stay for good. Prepared statements keep saving the parse and
+    // of the order-number index) would stay for good. So its prepared statements keep generic plans
+    // made as index plans only and renewed (see PgliteDb.run), or, with embeddedPlanRenewalMs 0,
     // are planned for their actual parameters each time.
-    await pglite.exec(PLAN_FOR_PARAMETERS);
-    return new PgliteDb(pglite, lock, options.embeddedPlanRenewalMs ?? PLAN_RENEWAL_MS);
+    const planRenewalMs = options.embeddedPlanRenewalMs ?? PLAN_RENEWAL_MS;
+    await pglite.exec(planRenewalMs > 0 ? KEPT_PLANS : PLAN_FOR_PARAMETERS);
+    return new PgliteDb(pglite, lock, planRenewalMs);
   } catch (error) {
     lock?.release();
     throw error;
