@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A flame graph (SVG) of a V8 CPU profile (`node --cpu-prof`, or `npm run bench` with
 // BENCH_CPU_PROF=<dir>), made here without any service: `node scripts/flamegraph.mjs
-// [--skip=SECONDS] in.cpuprofile out.svg [title]`. The idle time is left out (the graph is of the busy time; the title says how
+// [--skip=SECONDS] [--from=FUNCTION] in.cpuprofile out.svg [title]`. The idle time is left out (the graph is of the busy time; the title says how
 // much was idle), frames are coloured by where their code lives, and the busiest functions by
 // self time and the share of each kind of code are printed, for the text that reads the graph.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -11,9 +11,14 @@ const args = process.argv.slice(2);
 /** `--skip=S`: samples of the first S seconds are left out (a process's start, before its load). */
 const skipArg = args.find((arg) => arg.startsWith('--skip='));
 const skipSeconds = skipArg ? Number(skipArg.slice('--skip='.length)) : 0;
+/** `--from=NAME`: samples before the first one in a call of function NAME are left out (the load's start). */
+const fromArg = args.find((arg) => arg.startsWith('--from='));
+const fromFunction = fromArg ? fromArg.slice('--from='.length) : undefined;
 const [input, output, title = basename(input ?? '')] = args.filter((arg) => !arg.startsWith('--'));
 if (!input || !output) {
-  console.error('usage: node scripts/flamegraph.mjs [--skip=SECONDS] <in.cpuprofile> <out.svg> [title]');
+  console.error(
+    'usage: node scripts/flamegraph.mjs [--skip=SECONDS] [--from=FUNCTION] <in.cpuprofile> <out.svg> [title]',
+  );
   process.exit(2);
 }
 const profile = JSON.parse(readFileSync(input, 'utf8'));
@@ -46,11 +51,22 @@ const COLOURS = {
 };
 
 const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+const parents = new Map();
+for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+/** Whether the sample's stack (node `id` and its callers) is in a call of `name`. */
+const within = (id, name) => {
+  for (let at = id; at !== undefined; at = parents.get(at)) {
+    if (nodes.get(at)?.callFrame.functionName === name) return true;
+  }
+  return false;
+};
 const self = new Map();
 let elapsedUs = 0;
+let started = fromFunction === undefined;
 (profile.samples ?? []).forEach((id, i) => {
   elapsedUs += profile.timeDeltas?.[i] ?? 0;
-  if (elapsedUs >= skipSeconds * 1e6) self.set(id, (self.get(id) ?? 0) + 1);
+  started ||= within(id, fromFunction);
+  if (started && elapsedUs >= skipSeconds * 1e6) self.set(id, (self.get(id) ?? 0) + 1);
 });
 const sampled = (profile.samples ?? []).length > 0;
 const selfOf = (node) => (sampled ? (self.get(node.id) ?? 0) : (node.hitCount ?? 0));
