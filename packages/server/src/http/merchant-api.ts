@@ -127,9 +127,11 @@ export function merchantApiScope(
     }
     throw unauthorized();
   };
+  /** Requests that took a token of the rate limiter (a replay found later gives it back). */
+  const charged = new WeakSet<FastifyRequest>();
   const refuseReplay = (request: FastifyRequest, accessKey: string | undefined, signatureBase: string | undefined) => {
-    // The token its route took goes back: a replay is not counted against the merchant.
-    if (accessKey !== undefined && request.authenticated) limiter.giveBack(accessKey);
+    // The token it took goes back: a replay is not counted against the merchant.
+    if (accessKey !== undefined && charged.delete(request)) limiter.giveBack(accessKey);
     return refuse(request, {
       step: 'nonce',
       reason: 'the nonce was used before',
@@ -190,7 +192,8 @@ export function merchantApiScope(
     // for it in the route's wrapper, below).
     else if (mode === 'with-read') nonce.settle().catch(() => {});
     request.authenticated = { merchant, plaintext, nonce: deferred ? nonce : undefined, accessKey, signatureBase };
-    if (!limiter.take(accessKey)) {
+    if (limiter.take(accessKey)) charged.add(request);
+    else {
       // A replay is refused as such, not counted against the merchant.
       if (deferred) await settle(request, nonce, accessKey, signatureBase);
       throw new DomainError('RATE_LIMITED', 'too many requests for this merchant; retry later', [], {
