@@ -16,6 +16,7 @@ const SECTIONS = [
   { name: 'protocol', file: 'packages/protocol/bench/protocol.bench.ts' },
   { name: 'strict-json', file: 'packages/server/bench/strict-json.bench.ts' },
   { name: 'api', file: 'packages/server/bench/api.bench.ts' },
+  { name: 'embedded-plans', file: 'packages/server/bench/embedded-plans.bench.ts' },
   { name: 'growth', file: 'packages/server/bench/growth.bench.ts' },
   { name: 'webhooks', file: 'packages/server/bench/webhooks.bench.ts' },
   { name: 'pix', file: 'packages/server/bench/pix.bench.ts' },

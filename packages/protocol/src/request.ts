@@ -128,6 +128,11 @@ export interface RequestVerificationFailure {
   readonly signatureBase?: string;
   /** Set when the request was authentic but its sealed plaintext exceeds 1 MiB. */
   readonly tooLarge?: true;
+  /**
+   * With `consumeNonce: 'caller'`, on a failure after the signature verified (the envelope): the
+   * request's nonce, not recorded, for the caller to record before it answers.
+   */
+  readonly nonce?: { readonly value: string; readonly expires: number };
 }
 
 /** What the platform needs to know about a merchant to verify its requests. */
@@ -145,8 +150,14 @@ export interface RequestVerifierDeps<M extends MerchantKeys> {
   /**
    * Records a nonce after the signature verified. Resolves `true` when the nonce was new,
    * `false` when it was used before. Must be atomic across every verifier instance.
+   *
+   * `'caller'`: the verifier records nothing and the caller must, before any business processing
+   * (`params.nonce` and `params.expires` of the verified request): a platform that records the
+   * nonce in the business's own transaction, so that a write costs one commit. The envelope is then
+   * opened before the nonce is decided; a failure there carries the nonce (see
+   * {@link RequestVerificationFailure.nonce}).
    */
-  readonly consumeNonce: (merchant: M, nonce: string, expires: number) => boolean | Promise<boolean>;
+  readonly consumeNonce: ((merchant: M, nonce: string, expires: number) => boolean | Promise<boolean>) | 'caller';
   /** The platform body key pair a key id selects; `undefined` for an unknown or retired id. */
   readonly lookupBodyKey: (keyId: string) => BoxKeyPair | undefined | Promise<BoxKeyPair | undefined>;
 }
@@ -159,6 +170,8 @@ export interface VerifiedRequest<M extends MerchantKeys> {
   readonly params: SignatureParams;
   /** Index in `merchant.publicKeys` of the key that verified. */
   readonly keyIndex: number;
+  /** The signature base that verified (for the record of a refusal found later: a replay). */
+  readonly signatureBase: string;
   /** The decrypted business JSON bytes (writes only). */
   readonly plaintext?: Buffer;
 }
@@ -231,7 +244,8 @@ function checkShape(request: ReceivedRequest): Step<Shape> {
 /**
  * Verifies a merchant request in the specified order: shape → Content-Digest →
  * Signature-Input (alg, nonce, time window, components) → Ed25519 signature (any active
- * merchant key) → nonce recorded → envelope parsed and opened. Returns the verified
+ * merchant key) → nonce recorded (or left to the caller: `consumeNonce: 'caller'`) → envelope
+ * parsed and opened. Returns the verified
  * request, or the first failure with the step it happened at.
  */
 export async function verifyRequest<M extends MerchantKeys>(
@@ -270,20 +284,27 @@ export async function verifyRequest<M extends MerchantKeys>(
   const keyIndex = merchant.publicKeys.findIndex((key) => verify(signatureBase, signature.value, key));
   if (keyIndex < 0) return fail('signature', 'the signature does not verify', { accessKey, signatureBase });
 
-  if (!(await deps.consumeNonce(merchant, params.nonce, params.expires))) {
+  const consume = deps.consumeNonce;
+  if (consume !== 'caller' && !(await consume(merchant, params.nonce, params.expires))) {
     return fail('nonce', 'the nonce was used before', { accessKey, signatureBase });
   }
 
-  const verified = { kind, accessKey, merchant, params, keyIndex };
+  const verified = { kind, accessKey, merchant, params, keyIndex, signatureBase };
   if (kind === 'read') return ok(verified);
 
+  // Past the signature: a failure carries the nonce when the caller records it.
+  const context = {
+    accessKey,
+    signatureBase,
+    ...(consume === 'caller' ? { nonce: { value: params.nonce, expires: params.expires } } : {}),
+  };
   const envelope = parseEnvelope(request.body, headers['content-encryption'] as string);
-  if (!envelope.ok) return fail('envelope', envelope.error.reason, { accessKey, signatureBase });
+  if (!envelope.ok) return fail('envelope', envelope.error.reason, context);
   const bodyKey = await deps.lookupBodyKey(envelope.value.keyId);
   const plaintext = openEnvelope(envelope.value, () => bodyKey);
-  if (!plaintext.ok) return fail('envelope', plaintext.error.reason, { accessKey, signatureBase });
+  if (!plaintext.ok) return fail('envelope', plaintext.error.reason, context);
   if (plaintext.value.length > MAX_PLAINTEXT_BYTES) {
-    return fail('envelope', 'plaintext exceeds 1 MiB', { accessKey, signatureBase, tooLarge: true });
+    return fail('envelope', 'plaintext exceeds 1 MiB', { ...context, tooLarge: true });
   }
   return ok({ ...verified, plaintext: plaintext.value });
 }

@@ -807,6 +807,35 @@ describe('verifyRequest refuses at nonce', () => {
   ]);
 });
 
+describe("verifyRequest with consumeNonce: 'caller'", () => {
+  it('records nothing and returns the nonce, its expiry and the signature base', async () => {
+    const deps = verifierDeps({ consumeNonce: 'caller' });
+    const request = signedWrite();
+    const first = unwrap(await verifyRequest(request, deps));
+    // Nothing was recorded: the same request verifies again; the caller decides on the nonce.
+    const again = unwrap(await verifyRequest(request, deps));
+    assert.equal(deps.usedNonces.size, 0);
+    assert.equal(again.params.nonce, first.params.nonce);
+    assert.match(first.params.nonce, /^[0-9a-f-]{36}$/i);
+    assert.equal(first.params.expires, first.params.created + 300);
+    assert.match(first.signatureBase, /^"@method": POST\n/);
+    assert.deepEqual(first.plaintext, PLAINTEXT);
+  });
+
+  it('a failure past the signature (the envelope) carries the nonce for the caller to record', async () => {
+    const deps = verifierDeps({ consumeNonce: 'caller' });
+    const result = await verifyRequest(signWriteBody(rawEnvelope(PLAINTEXT, { keyId: 'body-retired' })), deps);
+    assertFailedAt(result, 'envelope', /unknown keyId/);
+    assert.ok(!result.ok && result.error.nonce && /^[0-9a-f-]{36}$/i.test(result.error.nonce.value));
+    // With a recording store, the same failure carries none: the nonce was recorded.
+    const recorded = await verifyRequest(
+      signWriteBody(rawEnvelope(PLAINTEXT, { keyId: 'body-retired' })),
+      verifierDeps(),
+    );
+    assert.ok(!recorded.ok && recorded.error.nonce === undefined);
+  });
+});
+
 describe('verifyRequest refuses at envelope', () => {
   const bigPlaintext = Buffer.alloc(MAX_PLAINTEXT_BYTES + 1, 0x20);
   runRows([

@@ -272,10 +272,13 @@ export function verifierDeps(overrides: Partial<RequestVerifierDeps<TestMerchant
       calls.merchant++;
       return deps.lookupMerchant(accessKey);
     },
-    consumeNonce: (m, nonce, expires) => {
-      calls.nonce++;
-      return deps.consumeNonce(m, nonce, expires);
-    },
+    consumeNonce:
+      deps.consumeNonce === 'caller'
+        ? 'caller'
+        : (m, nonce, expires) => {
+            calls.nonce++;
+            return (deps.consumeNonce as Exclude<typeof deps.consumeNonce, 'caller'>)(m, nonce, expires);
+          },
     lookupBodyKey: (keyId) => {
       calls.bodyKey++;
       return deps.lookupBodyKey(keyId);

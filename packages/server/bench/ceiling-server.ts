@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import { errorHandler, success } from '../src/http/errors.js';
 import { businessBody, merchantApiScope } from '../src/http/merchant-api.js';
 import type { Services } from '../src/services.js';
+import { RequestNonce } from '../src/db/request-nonce.js';
 
 const publicKey = Buffer.from(process.env.PUBLIC_KEY as string, 'base64');
 const bodyKey = boxKeyPairFrom(Buffer.from(process.env.BODY_SECRET as string, 'base64'));
@@ -19,6 +20,11 @@ const merchant = {
   publicKeys: [publicKey],
 };
 const nonces = new Set<string>();
+const consume = async (nonce: string) => {
+  if (nonces.has(nonce)) return false;
+  nonces.add(nonce);
+  return true;
+};
 /** What each GET answers, by path under /api/v1 (see startCeiling). */
 const answers = JSON.parse(process.env.ANSWERS ?? '{}') as Record<string, unknown>;
 
@@ -29,11 +35,15 @@ const services = {
     findByAccessKey: async (accessKey: string) => (accessKey === merchant.accessKey ? merchant : undefined),
   },
   nonces: {
-    consume: async (_id: bigint, nonce: string) => {
-      if (nonces.has(nonce)) return false;
-      nonces.add(nonce);
-      return true;
-    },
+    consume: async (_id: bigint, nonce: string) => consume(nonce),
+    // Recorded in memory before the route (the ceiling's routes take no `config.nonce`).
+    pending: (id: bigint, nonce: string, expires: number) =>
+      new RequestNonce(id, nonce.toLowerCase(), new Date(expires * 1000), {
+        alone: (use) => consume(use.nonce),
+        statement: { name: 'unused', text: '' },
+        params: () => [],
+        literal: () => '',
+      }),
   },
   platformKeys: { bodyKeyPair: async () => bodyKey.value },
 } as unknown as Services;

@@ -76,6 +76,8 @@ export async function fire(
   requests: Prepared[],
   charged?: Charged,
   concurrency = CONCURRENCY,
+  /** Stop sending once this many milliseconds have passed (a time-bound run: the rate is of what was sent). */
+  forMs = Number.POSITIVE_INFINITY,
 ): Promise<Run> {
   const before = await cpuOf(charged);
   const generatorBefore = process.cpuUsage();
@@ -87,7 +89,7 @@ export async function fire(
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (next < requests.length) {
+      while (next < requests.length && performance.now() - started < forMs) {
         const request = requests[next++] as Prepared;
         const t0 = performance.now();
         const response = await pool.request({ ...request, body: request.body });
@@ -107,12 +109,13 @@ export async function fire(
   // A backend opened during the run counts from zero.
   let database = 0;
   for (const [pid, ms] of after.database) database += ms - (before.database.get(pid) ?? 0);
+  const sent = Math.max(latencies.length, 1);
   const cpu = {
-    server: (after.server - before.server) / requests.length,
-    database: database / requests.length,
-    generator: (generator.user + generator.system) / 1000 / requests.length,
+    server: (after.server - before.server) / sent,
+    database: database / sent,
+    generator: (generator.user + generator.system) / 1000 / sent,
   };
-  return { rps: requests.length / seconds, p50: at(0.5), p99: at(0.99), errors, cpu, steal };
+  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors, cpu, steal };
 }
 
 /** The PostgreSQL backends connected to `url`'s database (other than the asking one). */

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
 import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
+import { DomainError } from '../errors.js';
 import {
   cancelledSyncWait,
   CommittedLocally,
@@ -10,6 +11,7 @@ import {
   PipelinedConnection,
   type Upkeep,
 } from './pipeline.js';
+import { BUSINESS_SAVEPOINT, NonceRefused, type RequestNonce } from './request-nonce.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -33,8 +35,8 @@ export interface PreparedStatement {
    * `unnest($1)` assumes ten keys, so one made while the table was small scans the table (or
    * probes the wrong index), and PostgreSQL keeps it until the table is next analyzed (never, with
    * autovacuum off). Where the session makes such plans safe it is still parsed only once: the
-   * embedded database plans every statement for its parameters (PLAN_FOR_PARAMETERS), PostgreSQL's
-   * pipelined reads connection caches only index plans and renews them (CACHED_INDEX_PLANS).
+   * embedded database keeps index plans only and renews them (PgliteDb.run), PostgreSQL's
+   * pipelined reads connection likewise (CACHED_INDEX_PLANS).
    * Elsewhere (a transaction on the pool) it goes as an unnamed statement, parsed and planned on
    * every call.
    */
@@ -43,7 +45,7 @@ export interface PreparedStatement {
 
 /**
  * A session setting: every prepared statement is planned for its actual parameters, and still
- * parsed only once (see {@link PreparedStatement.customPlan}).
+ * parsed only once (the embedded database with `embeddedPlanRenewalMs: 0`, as before issue #40).
  */
 const PLAN_FOR_PARAMETERS = 'SET plan_cache_mode = force_custom_plan';
 
@@ -118,9 +120,36 @@ export interface PoolStats {
   readonly pipelined: { readonly reads: number; readonly writes: number };
 }
 
+/**
+ * A transaction that is a signed request's write: its first statement records the request's nonce
+ * (sent with BEGIN, in the same round trip on PostgreSQL), so that the nonce and the business
+ * commit together, once.
+ */
+export interface TransactionOptions {
+  /**
+   * Recorded first when still pending. Used before: the transaction ends there (NonceRefused),
+   * before any business statement. A business refusal (`keepsNonce`) rolls the business back and
+   * still commits the nonce, so that the request cannot be replayed; any other failure (the
+   * database unavailable, a bug) rolls back everything, the nonce too: nothing of the request
+   * happened.
+   */
+  readonly nonce?: RequestNonce | undefined;
+  /** Which failures of `work` are the business's refusals (default: isRefusal). */
+  readonly keepsNonce?: (error: unknown) => boolean;
+}
+
+/**
+ * A business refusal: a DomainError (answered 4xx with its code), or the database refusing the
+ * business's rows by a constraint (SQLSTATE class 23, say the CHECK that refuses a payout the
+ * balance does not cover).
+ */
+export function isRefusal(error: unknown): boolean {
+  return error instanceof DomainError || sqlState(error)?.startsWith('23') === true;
+}
+
 export interface Db extends Queryable {
   /** Runs `work` in one transaction (READ COMMITTED); rolls back if it throws. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Runs a multi-statement script (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
@@ -326,8 +355,8 @@ class PostgresDb implements Db {
     return this.retrying(() => this.attemptQuery<T>(sql, params));
   }
 
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.retrying(() => this.attemptTransaction(work));
+  transaction<T>(work: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    return this.retrying(() => this.attemptTransaction(work, options));
   }
 
   /**
@@ -406,7 +435,10 @@ class PostgresDb implements Db {
     }
   }
 
-  private async attemptTransaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+  private async attemptTransaction<T>(
+    work: (tx: Queryable) => Promise<T>,
+    { nonce, keepsNonce = isRefusal }: TransactionOptions,
+  ): Promise<T> {
     const client = await this.pool.connect().catch((error: unknown) => {
       throw isUnavailable(error) ? new RetryableFailure(error) : error;
     });
@@ -420,31 +452,57 @@ class PostgresDb implements Db {
     const commit = watchCommit(client);
     let committing = false;
     let value: T | undefined;
+    /** The business's refusal, thrown once the nonce has committed. */
+    let refusal: { readonly error: unknown } | undefined;
+    const recording = nonce?.pending ? nonce : undefined;
     try {
-      await client.query('BEGIN');
+      if (recording) {
+        // One round trip: BEGIN, the nonce, the savepoint a business refusal rolls back to.
+        const opened = (await client.query(
+          `BEGIN; ${recording.recording.literal(recording)}; SAVEPOINT ${BUSINESS_SAVEPOINT}`,
+        )) as unknown as pg.QueryResult[];
+        if (opened[1]?.rowCount !== 1) {
+          recording.decided(false);
+          throw new NonceRefused();
+        }
+      } else {
+        await client.query('BEGIN');
+      }
       const tx: Queryable = {
         async query<R>(sql: Sql, params: readonly unknown[] = []) {
           const result = await client.query(pgQuery(sql, params));
           return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
         },
       };
-      value = await work(tx);
+      try {
+        value = await work(tx);
+      } catch (error) {
+        if (!recording || broken !== undefined || isUnavailable(error) || !keepsNonce(error)) throw error;
+        await client.query(`ROLLBACK TO SAVEPOINT ${BUSINESS_SAVEPOINT}`);
+        refusal = { error };
+      }
       // If the connection failed while the work ran (say, the server ended the session while it
       // sat idle in the transaction), pg refuses the COMMIT unsent (see neverSent, below).
       committing = true;
       await client.query('COMMIT');
-      return value;
+      recording?.decided(true);
     } catch (error) {
       if (broken === undefined && !isUnavailable(error)) await client.query('ROLLBACK').catch(() => {});
       else broken ??= error;
       if (sqlState(error) === READ_ONLY_TRANSACTION) broken ??= error;
-      if (committing && commit.committedLocally) return value as T;
+      if (committing && commit.committedLocally) {
+        recording?.decided(true);
+        if (refusal) throw refusal.error;
+        return value as T;
+      }
       if (safeToRetry(error, committing && !neverSent(error), false)) throw new RetryableFailure(error);
       return classify(error);
     } finally {
       commit.stop();
       releaseClient(client, onError, broken);
     }
+    if (refusal) throw refusal.error;
+    return value as T;
   }
 
   async acceptsWrites(): Promise<boolean> {
@@ -535,6 +593,8 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
 
 const { serialize } = protocol;
 const BIND_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]);
+const STATEMENT_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({})]);
+const SYNC = serialize.sync();
 
 /** PGlite with its memory in sight: the size of the WebAssembly memory its PostgreSQL runs in. */
 class EmbeddedPostgres extends PGlite {
@@ -543,14 +603,54 @@ class EmbeddedPostgres extends PGlite {
   }
 }
 
+/**
+ * The embedded database's session with kept plans (see PgliteDb.run): every prepared statement
+ * runs on its generic plan, made once and reused (KEPT_PLANS, the session's setting), and made as
+ * index plans only: the first execution after each Parse runs between GUARDS_ON and GUARDS_OFF,
+ * the same guards as PostgreSQL's pipelined reads connection (CACHED_INDEX_PLANS). Plain SQL with
+ * parameters (parsed every time anyway) is planned for its parameters: it runs between CUSTOM_ON
+ * and CUSTOM_OFF. Each switch is one statement (its settings at once, through set_config), parsed
+ * once per session.
+ */
+const KEPT_PLANS = 'SET plan_cache_mode = force_generic_plan';
+const SWITCHES = {
+  guardsOn: {
+    name: 'pglite_plan_guards_on',
+    text: `SELECT set_config('enable_seqscan', 'off', false), set_config('enable_hashjoin', 'off', false),
+                  set_config('enable_mergejoin', 'off', false)`,
+  },
+  guardsOff: {
+    name: 'pglite_plan_guards_off',
+    text: `SELECT set_config('enable_seqscan', 'on', false), set_config('enable_hashjoin', 'on', false),
+                  set_config('enable_mergejoin', 'on', false)`,
+  },
+  customOn: {
+    name: 'pglite_custom_plans_on',
+    text: `SELECT set_config('plan_cache_mode', 'force_custom_plan', false)`,
+  },
+  customOff: {
+    name: 'pglite_custom_plans_off',
+    text: `SELECT set_config('plan_cache_mode', 'force_generic_plan', false)`,
+  },
+} as const;
+const SWITCH_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({})]);
+/** A switch's Bind, Describe and Execute. */
+const switchMessages = (name: string) => concat([serialize.bind({ statement: name, values: [] }), SWITCH_TAIL]);
+const GUARDED = [switchMessages(SWITCHES.guardsOn.name), switchMessages(SWITCHES.guardsOff.name)] as const;
+const CUSTOM = [switchMessages(SWITCHES.customOn.name), switchMessages(SWITCHES.customOff.name)] as const;
+
 class PgliteDb implements Db {
   readonly kind = 'pglite';
-  /** Named statements this session has parsed (see {@link PreparedStatement}). */
-  private readonly parsed = new Set<string>();
+  /** Named statements this session has parsed, and when (see {@link PreparedStatement}). */
+  private readonly parsed = new Map<string, number>();
+  /** Whether the SWITCHES are parsed (with the session's first statement). */
+  private switchesParsed = false;
 
   constructor(
     private readonly pglite: EmbeddedPostgres,
     private readonly lock: DirectoryLock | undefined,
+    /** Prepared statements on kept plans (KEPT_PLANS), parsed again this often; 0: planned on every call. */
+    private readonly planRenewalMs: number,
   ) {}
 
   embeddedMemoryBytes(): number | undefined {
@@ -562,19 +662,61 @@ class PgliteDb implements Db {
    * Bind, Describe, Execute and Sync go to the embedded server together. PGlite's own `query`
    * sends each message separately, each a pass of its main loop, and parses the text again every
    * time: measured, a primary-key select costs about half as much this way and an insert a quarter.
+   *
+   * With kept plans (planRenewalMs > 0) a prepared statement is planned once per Parse, not per
+   * call (planning had been most of these statements' cost; the prepared() contract keeps them to
+   * index probes and batch inserts): the session keeps generic plans, and the first execution after
+   * a Parse, which makes the plan, runs between the guards' two switches, so that the plan is of
+   * indexes only. A statement is parsed again after planRenewalMs, so that a plan made while a table
+   * was nearly empty (an index of the wrong columns), or made again without the guards after the
+   * table's statistics changed (a vacuum), lasts that long at most, as on PostgreSQL's reads
+   * connection. Plain SQL with parameters runs between the custom plans' switches. A switch, the
+   * statement and the switch back go before one Sync: when the statement fails the switch back is
+   * skipped, and the abort of its implicit transaction (or, inside a transaction, the rollback)
+   * takes the first switch back with it, as it does a SET.
    */
   private async run<T>(sql: Sql, params: readonly unknown[]): Promise<QueryResult<T>> {
     const name = typeof sql === 'string' ? '' : sql.name;
+    const keep = this.planRenewalMs > 0;
     const parts: Uint8Array[] = [];
+    const now = Date.now();
+    if (keep && !this.switchesParsed) {
+      for (const helper of Object.values(SWITCHES)) {
+        parts.push(serialize.close({ type: 'S', name: helper.name }), serialize.parse(helper));
+      }
+    }
+    const parsedAt = name === '' ? undefined : this.parsed.get(name);
+    const fresh = name !== '' && (parsedAt === undefined || (keep && now - parsedAt >= this.planRenewalMs));
     // Close first: a Parse whose exchange failed may or may not have left the statement behind.
-    if (name === '' || !this.parsed.has(name)) {
+    if (name === '' || fresh) {
       if (name !== '') parts.push(serialize.close({ type: 'S', name }));
       parts.push(serialize.parse({ name, text: textOf(sql) }));
     }
-    parts.push(serialize.bind({ statement: name, values: params.map(textParam) }), BIND_TAIL);
-    const { messages } = await this.pglite.execProtocol(concat(parts), { syncToFs: false });
-    if (name !== '') this.parsed.add(name);
-    const result = pgliteParse.parseResults(messages, this.pglite.parsers)[0] as Results<T> | undefined;
+    const around = !keep
+      ? undefined
+      : name === ''
+        ? params.length > 0
+          ? CUSTOM
+          : undefined
+        : fresh
+          ? GUARDED
+          : undefined;
+    // The plan is chosen at Bind: the switch goes first.
+    if (around) parts.push(around[0]);
+    parts.push(serialize.bind({ statement: name, values: params.map(textParam) }));
+    if (around) parts.push(STATEMENT_TAIL, around[1], SYNC);
+    else parts.push(BIND_TAIL);
+    let messages: Awaited<ReturnType<PGlite['execProtocol']>>['messages'];
+    try {
+      ({ messages } = await this.pglite.execProtocol(concat(parts), { syncToFs: false }));
+    } finally {
+      // Parsed whether or not the statement after them failed (a Parse is not undone by an abort).
+      if (keep) this.switchesParsed = true;
+    }
+    if (fresh) this.parsed.set(name, now);
+    const results = pgliteParse.parseResults(messages, this.pglite.parsers) as Results<T>[];
+    // With a switch, the statement's result is the second (the first switch's is first).
+    const result = around ? results[1] : results[0];
     const rows = result?.rows ?? [];
     return { rows, rowCount: result?.affectedRows ?? rows.length };
   }
@@ -590,14 +732,36 @@ class PgliteDb implements Db {
     );
   }
 
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const { keepsNonce = isRefusal } = options;
+    const recording = options.nonce?.pending ? options.nonce : undefined;
+    let refusal: { readonly error: unknown } | undefined;
     // PGlite is one session: its transaction() holds the session exclusively until done.
-    return this.pglite.transaction(async () =>
-      work({
+    const value = await this.pglite.transaction(async () => {
+      const tx: Queryable = {
         query: <R>(sql: Sql, params: readonly unknown[] = []) =>
           this.pglite._runExclusiveQuery(() => this.run<R>(sql, params)),
-      }),
-    );
+      };
+      if (recording) {
+        const { statement, params } = recording.recording;
+        if ((await tx.query(statement, params(recording))).rows.length !== 1) {
+          recording.decided(false);
+          throw new NonceRefused();
+        }
+        await tx.query(`SAVEPOINT ${BUSINESS_SAVEPOINT}`);
+      }
+      try {
+        return await work(tx);
+      } catch (error) {
+        if (!recording || !keepsNonce(error)) throw error;
+        await tx.query(`ROLLBACK TO SAVEPOINT ${BUSINESS_SAVEPOINT}`);
+        refusal = { error };
+        return undefined;
+      }
+    });
+    recording?.decided(true);
+    if (refusal) throw refusal.error;
+    return value as T;
   }
 
   async exec(sql: string): Promise<void> {
@@ -655,6 +819,11 @@ export interface DatabaseOptions {
   onRetry?: (error: unknown, attempts: number) => void;
   /** PostgreSQL only: how often the pipelined reads connection renews its plans (default PLAN_RENEWAL_MS). */
   planRenewalMs?: number;
+  /**
+   * The embedded database only: how often its named statements' kept plans are made again (see
+   * PgliteDb.run; default PLAN_RENEWAL_MS); 0 plans them on every call instead, as before.
+   */
+  embeddedPlanRenewalMs?: number;
   /** The embedded database only: start from this data directory dump (see {@link dumpEmbedded}). */
   loadDataDir?: Blob;
   /**
@@ -752,10 +921,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     await pglite.waitReady;
     // The embedded database has no autovacuum, so nothing ever invalidates a cached plan: a
     // generic plan chosen while a table was nearly empty (a scan of the merchant's orders instead
-    // of the order-number index) would stay for good. Prepared statements keep saving the parse and
+    // of the order-number index) would stay for good. So its prepared statements keep generic plans
+    // made as index plans only and renewed (see PgliteDb.run), or, with embeddedPlanRenewalMs 0,
     // are planned for their actual parameters each time.
-    await pglite.exec(PLAN_FOR_PARAMETERS);
-    return new PgliteDb(pglite, lock);
+    const planRenewalMs = options.embeddedPlanRenewalMs ?? PLAN_RENEWAL_MS;
+    await pglite.exec(planRenewalMs > 0 ? KEPT_PLANS : PLAN_FOR_PARAMETERS);
+    return new PgliteDb(pglite, lock, planRenewalMs);
   } catch (error) {
     lock?.release();
     throw error;

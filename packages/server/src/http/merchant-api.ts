@@ -1,5 +1,7 @@
-import { MAX_WIRE_BODY_BYTES, verifyRequest } from '@paygate/protocol';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { MAX_WIRE_BODY_BYTES, type VerificationStep, verifyRequest } from '@paygate/protocol';
+import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { isRefusal } from '../db/db.js';
+import { NonceRefused, type RequestNonce } from '../db/request-nonce.js';
 import { DomainError, unauthorized, validationFailed } from '../errors.js';
 import type { Merchant } from '../modules/merchants/service.js';
 import { inSpan } from '../observability/tracing.js';
@@ -12,12 +14,43 @@ export interface Authenticated {
   readonly merchant: Merchant;
   /** Decrypted business JSON bytes (POST only). */
   readonly plaintext: Buffer | undefined;
+  /**
+   * The request's nonce, on a route that records it with its business (see NonceMode); recorded
+   * before the route ran on every other route.
+   */
+  readonly nonce: RequestNonce | undefined;
+  /** For the refusal's record when the nonce turns out used before. */
+  readonly accessKey: string;
+  readonly signatureBase: string;
 }
+
+/**
+ * When a route's request nonce is recorded (the route's `config.nonce`; by default before the route
+ * runs, a round trip and a commit of its own):
+ * - `in-write`: by the write's own statement or transaction, first (`nonceOf` hands it to the
+ *   service); a replay's business never runs. A route that ends without recording it (a
+ *   validation failure before any statement) has it recorded alone before it answers.
+ * - `with-read`: in the same flight as the route's reads (its statement leaves in the same turn);
+ *   the answer waits for it, and a replay's rows are never serialized. Only for routes that read.
+ */
+export type NonceMode = 'in-write' | 'with-read';
 
 declare module 'fastify' {
   interface FastifyRequest {
     authenticated: Authenticated | null;
   }
+  interface FastifyContextConfig {
+    nonce?: NonceMode;
+  }
+}
+
+/**
+ * The authenticated request's nonce for its write to record (routes with `config.nonce` set),
+ * undefined when it was recorded already.
+ */
+export function nonceOf(request: FastifyRequest): RequestNonce | undefined {
+  const nonce = request.authenticated?.nonce;
+  return nonce?.pending ? nonce : undefined;
 }
 
 /** The request target split as received: raw path and raw query (undefined when no `?`). */
@@ -88,6 +121,52 @@ export function merchantApiScope(
     done(null, body),
   );
 
+  /** The answer to every authentication failure: the step to the log, the metrics and the sandbox's record. */
+  const refuse = (
+    request: FastifyRequest,
+    failure: { step: VerificationStep; reason: string; accessKey?: string | undefined; signatureBase?: string },
+  ): never => {
+    const { step, reason, accessKey, signatureBase } = failure;
+    services.metrics.authFailure(step);
+    request.log.info({ auth: { step, reason, accessKey } }, 'request refused: UNAUTHORIZED');
+    if (services.config.environment === 'sandbox') {
+      const { path } = rawTarget(request);
+      services.rejectedRequests
+        .record({
+          accessKey,
+          method: request.raw.method ?? '',
+          path,
+          step,
+          reason,
+          signatureBase,
+          requestId: request.id,
+        })
+        .catch((error: unknown) => request.log.warn({ err: error }, 'could not record the rejected request'));
+    }
+    throw unauthorized();
+  };
+  /** Requests that took a token of the rate limiter (a replay found later gives it back). */
+  const charged = new WeakSet<FastifyRequest>();
+  const refuseReplay = (request: FastifyRequest, accessKey: string | undefined, signatureBase: string | undefined) => {
+    // The token it took goes back: a replay is not counted against the merchant.
+    if (accessKey !== undefined && charged.delete(request)) limiter.giveBack(accessKey);
+    return refuse(request, {
+      step: 'nonce',
+      reason: 'the nonce was used before',
+      accessKey,
+      ...(signatureBase !== undefined ? { signatureBase } : {}),
+    });
+  };
+  /** Records `nonce` now (alone, batched per turn); a replay is refused as at verification. */
+  const settle = async (request: FastifyRequest, nonce: RequestNonce, accessKey: string, signatureBase: string) => {
+    try {
+      await nonce.settle();
+    } catch (error) {
+      if (error instanceof NonceRefused) refuseReplay(request, accessKey, signatureBase);
+      throw error;
+    }
+  };
+
   const authenticate = async (request: FastifyRequest) => {
     const { path, query } = rawTarget(request);
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
@@ -98,7 +177,8 @@ export function merchantApiScope(
         {
           now: Math.floor(services.now() / 1000),
           lookupMerchant: (accessKey) => services.merchants.findByAccessKey(accessKey),
-          consumeNonce: (merchant, nonce, expires) => services.nonces.consume(merchant.id, nonce, expires),
+          // Recorded below: before the route, with its write, or with its read (NonceMode).
+          consumeNonce: 'caller',
           lookupBodyKey: (keyId) => services.platformKeys.bodyKeyPair(keyId),
         },
       );
@@ -107,34 +187,72 @@ export function merchantApiScope(
       return verified;
     });
     if (!result.ok) {
-      const { step, reason, accessKey, signatureBase, tooLarge } = result.error;
+      const { accessKey, signatureBase, tooLarge, nonce } = result.error;
+      // Past the signature (the envelope): the nonce is recorded as verification always did before
+      // opening it, and a replay is refused as such.
+      const merchant =
+        nonce && accessKey !== undefined ? await services.merchants.findByAccessKey(accessKey) : undefined;
+      if (nonce && merchant && !(await services.nonces.consume(merchant.id, nonce.value, nonce.expires))) {
+        refuseReplay(request, accessKey, signatureBase);
+      }
       if (tooLarge) {
         throw new DomainError('PAYLOAD_TOO_LARGE', 'the sealed plaintext exceeds 1 MiB');
       }
-      services.metrics.authFailure(step);
-      request.log.info({ auth: { step, reason, accessKey } }, 'request refused: UNAUTHORIZED');
-      if (services.config.environment === 'sandbox') {
-        services.rejectedRequests
-          .record({
-            accessKey,
-            method: request.raw.method ?? '',
-            path,
-            step,
-            reason,
-            signatureBase,
-            requestId: request.id,
-          })
-          .catch((error: unknown) => request.log.warn({ err: error }, 'could not record the rejected request'));
-      }
-      throw unauthorized();
+      return refuse(request, result.error);
     }
-    request.authenticated = { merchant: result.value.merchant, plaintext: result.value.plaintext };
-    if (!limiter.take(result.value.accessKey)) {
+    const { merchant, accessKey, params, plaintext, signatureBase } = result.value;
+    const nonce = services.nonces.pending(merchant.id, params.nonce, params.expires);
+    const mode = request.routeOptions.config.nonce;
+    const deferred =
+      (mode === 'in-write' && result.value.kind === 'write') || (mode === 'with-read' && result.value.kind === 'read');
+    if (!deferred) await settle(request, nonce, accessKey, signatureBase);
+    // With the read: its statement leaves in the same turn as the route's reads (the answer waits
+    // for it in the route's wrapper, below).
+    else if (mode === 'with-read') nonce.settle().catch(() => {});
+    request.authenticated = { merchant, plaintext, nonce: deferred ? nonce : undefined, accessKey, signatureBase };
+    if (limiter.take(accessKey)) charged.add(request);
+    else {
+      // A replay is refused as such, not counted against the merchant.
+      if (deferred) await settle(request, nonce, accessKey, signatureBase);
       throw new DomainError('RATE_LIMITED', 'too many requests for this merchant; retry later', [], {
         retryAfterSeconds: limiter.retryAfterSeconds(),
       });
     }
   };
+
+  /**
+   * The route, with its nonce decided before it answers (routes with `config.nonce`): a replay is
+   * 401 whatever the route did, and its answer (rows read, a business error) is never serialized.
+   */
+  const decidingNonce = (handler: RouteHandlerMethod): RouteHandlerMethod =>
+    async function (this: FastifyInstance, request, reply) {
+      const authenticated = request.authenticated;
+      let value: unknown;
+      let failure: { readonly error: unknown } | undefined;
+      try {
+        value = await handler.call(this, request, reply);
+      } catch (error) {
+        failure = { error };
+      }
+      const nonce = authenticated?.nonce;
+      if (nonce && authenticated) {
+        const { accessKey, signatureBase } = authenticated;
+        if (failure?.error instanceof NonceRefused || nonce.refused) refuseReplay(request, accessKey, signatureBase);
+        if (nonce.pending && (failure === undefined || isRefusal(failure.error))) {
+          // A route that answers must have recorded its nonce; a business refusal before any
+          // statement (validation) has it recorded now, so that a replay is 401 as before.
+          if (failure === undefined && request.routeOptions.config.nonce === 'in-write') {
+            request.log.error('the route answered without recording its request nonce');
+          }
+          await settle(request, nonce, accessKey, signatureBase);
+        }
+      }
+      if (failure) throw failure.error;
+      return value;
+    };
+  api.addHook('onRoute', (route) => {
+    if (route.config?.nonce !== undefined) route.handler = decidingNonce(route.handler);
+  });
 
   // The scope's hook also runs for the scope's not-found handler: unknown paths and methods are
   // authenticated too, so that nothing tells an unauthenticated caller which routes exist. A

@@ -28,6 +28,13 @@ export class RateLimiter {
     return true;
   }
 
+  /** Returns the token `take` took for `key` (a request that turned out a replay). */
+  giveBack(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (this.ratePerSecond <= 0 || !bucket) return;
+    bucket.tokens = Math.min(this.ratePerSecond * 2, bucket.tokens + 1);
+  }
+
   /** Seconds until `key` has a token again (for Retry-After). */
   retryAfterSeconds(): number {
     return Math.max(1, Math.ceil(1 / Math.max(this.ratePerSecond, 1)));

@@ -3,7 +3,7 @@
  * and runs observations after a transaction commits (always): `traced(db)` where the database is
  * opened, `afterCommit(tx, …)` where a write should be counted only once it is durable.
  */
-import type { Db, QueryResult, Queryable, Sql } from '../db/db.js';
+import type { Db, QueryResult, Queryable, Sql, TransactionOptions } from '../db/db.js';
 import { inSpan, SpanKind, tracingEnabled } from './tracing.js';
 
 /** Observations waiting for the commit of the transaction a traced `tx` belongs to. */
@@ -64,7 +64,7 @@ export function traced(db: Db): Db {
   return {
     kind: db.kind,
     query: <T>(sql: Sql, params?: readonly unknown[]) => traceStatement(db.kind, sql, () => db.query<T>(sql, params)),
-    async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    async transaction<T>(work: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const pending: (() => void)[] = [];
       const run = () =>
         db.transaction((tx) => {
@@ -73,7 +73,7 @@ export function traced(db: Db): Db {
           const wrapped = tracedQueryable(db.kind, tx);
           pendingCommit.set(wrapped, pending);
           return work(wrapped);
-        });
+        }, options);
       const value = tracingEnabled()
         ? await inSpan('TRANSACTION', { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql' } }, run)
         : await run();

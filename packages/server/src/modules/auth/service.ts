@@ -1,5 +1,6 @@
 import { type Db, prepared } from '../../db/db.js';
 import { perTurnLoader } from '../../db/per-turn.js';
+import { type NonceRecording, RequestNonce } from '../../db/request-nonce.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 
 /**
@@ -13,6 +14,46 @@ const CONSUME_NONCES = prepared(
    ON CONFLICT DO NOTHING
    RETURNING merchant_id::text AS merchant_id, nonce`,
 );
+
+/**
+ * One nonce, recorded as the first statement of a write's transaction; RETURNING answers whether it
+ * was new. The primary key decides across instances, as for the batches.
+ */
+const RECORD_NONCE = prepared(
+  'nonce_record_one',
+  `INSERT INTO request_nonces (merchant_id, nonce, expires_at) VALUES ($1, $2, $3)
+   ON CONFLICT DO NOTHING RETURNING nonce`,
+);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * RECORD_NONCE as literal SQL (see NonceRecording.literal). Only checked values are written into it:
+ * the merchant's id (a bigint), the nonce (a lowercase UUID, as the signature's parameters allow)
+ * and the expiry (whole seconds).
+ */
+function recordNonceLiteral(use: RequestNonce): string {
+  if (!UUID.test(use.nonce)) throw new Error('a nonce to record is a lowercase UUID');
+  const seconds = use.expiresAt.getTime() / 1000;
+  if (!Number.isInteger(seconds)) throw new Error('a nonce expires at a whole second');
+  return `INSERT INTO request_nonces (merchant_id, nonce, expires_at)
+    VALUES (${BigInt(use.merchantId).toString()}, '${use.nonce}', to_timestamp(${seconds}))
+    ON CONFLICT DO NOTHING`;
+}
+
+/**
+ * A common table expression `fresh` that records the nonces of a batch given as three arrays from
+ * parameter `$first` on (merchant ids, nonces, expiries), returning `merchant_id` and `nonce` of
+ * those that were new: for a business statement that inserts its rows only for the requests whose
+ * nonce it returned (the payment creates' batch), one statement and one commit for both.
+ */
+export function freshNoncesCte(first: number): string {
+  return `fresh AS (
+     INSERT INTO request_nonces (merchant_id, nonce, expires_at)
+     SELECT * FROM unnest($${first}::bigint[], $${first + 1}::text[], $${first + 2}::timestamptz[])
+     ON CONFLICT DO NOTHING
+     RETURNING merchant_id, nonce)`;
+}
 
 /** How long past its signature's expiry a nonce is kept before it is purged. */
 export const KEEP_AFTER_EXPIRY_MS = 60_000;
@@ -64,6 +105,22 @@ export class Nonces {
       expiresAt: new Date(expiresUnixSeconds * 1000),
     });
   }
+
+  /**
+   * The nonce of a request whose signature verified, to be recorded by the request's own write
+   * (see RequestNonce), or alone by `consume`'s batch when the route settles it.
+   */
+  pending(merchantId: bigint, nonce: string, expiresUnixSeconds: number): RequestNonce {
+    return new RequestNonce(merchantId, nonce.toLowerCase(), new Date(expiresUnixSeconds * 1000), this.recording);
+  }
+
+  /** How the database layer records a request's nonce (see NonceRecording). */
+  private readonly recording: NonceRecording = {
+    alone: (use) => this.uses.load({ merchantId: use.merchantId, nonce: use.nonce, expiresAt: use.expiresAt }),
+    statement: RECORD_NONCE,
+    params: (use) => [use.merchantId, use.nonce, use.expiresAt],
+    literal: recordNonceLiteral,
+  };
 
   /**
    * Inserts the first use of each nonce of a batch with one statement; each use is answered with

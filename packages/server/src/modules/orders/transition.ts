@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../db/db.js';
+import type { Db, Queryable, TransactionOptions } from '../../db/db.js';
 import { invalidState } from '../../errors.js';
 import { formatAmount } from '../../money.js';
 import { scaleOf } from '../../catalog.js';
@@ -105,11 +105,13 @@ export function transition<Row extends { status: S }, S extends string>(
   lock: (tx: Queryable) => Promise<Row>,
   decide: Decide<Row, S>,
   now: () => number,
+  /** A signed request's change: its nonce recorded first, in the same transaction (see TransactionOptions). */
+  options: TransactionOptions = {},
 ): Promise<Row> {
   return db.transaction(async (tx) => {
     const row = await lock(tx);
     const step = await decide(row, tx);
     if (step.kind === 'stay') return step.row;
     return applyMove(tx, states, row, step, new Date(now()));
-  });
+  }, options);
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { orderLookupQuery, PaymentListQuery, PaymentRef } from '@paygate/wire';
 import { success } from '../../http/errors.js';
-import { businessBody, merchantOf, rawTarget } from '../../http/merchant-api.js';
+import { businessBody, merchantOf, nonceOf, rawTarget } from '../../http/merchant-api.js';
 import type { Payments } from './service.js';
 import { type OrderRef, parseInput, parseQuery } from '../../validation.js';
 
@@ -18,23 +18,25 @@ export const LIST_PARAMETERS = Object.keys(PaymentListQuery.shape);
 
 /** Payment order endpoints of the merchant API (decisions.md, Endpoints). */
 export function paymentRoutes(api: FastifyInstance, { payments }: { readonly payments: Payments }): void {
-  api.post('/payments', async (request) => {
-    const { payment } = await payments.create(merchantOf(request).id, businessBody(request));
+  // The nonce is recorded by the create's own statement, by the cancel's transaction, and with the
+  // reads in the same flight (NonceMode).
+  api.post('/payments', { config: { nonce: 'in-write' } }, async (request) => {
+    const { payment } = await payments.create(merchantOf(request).id, businessBody(request), nonceOf(request));
     return success(payment);
   });
 
-  api.get('/payments', async (request) =>
+  api.get('/payments', { config: { nonce: 'with-read' } }, async (request) =>
     success(await payments.get(merchantOf(request).id, refFromQuery(rawTarget(request).query, 'P'))),
   );
 
-  api.get('/payments/list', async (request) => {
+  api.get('/payments/list', { config: { nonce: 'with-read' } }, async (request) => {
     const filters = parseInput(PaymentListQuery, parseQuery(rawTarget(request).query, LIST_PARAMETERS));
     return success(await payments.list(merchantOf(request).id, filters));
   });
 
-  api.post('/payments/cancel', async (request) => {
+  api.post('/payments/cancel', { config: { nonce: 'in-write' } }, async (request) => {
     const ref = parseInput(PaymentRef, businessBody(request)) as OrderRef;
-    return success(await payments.cancel(merchantOf(request).id, ref));
+    return success(await payments.cancel(merchantOf(request).id, ref, undefined, nonceOf(request)));
   });
 
   api.post('/payments/update', async (request) =>

@@ -12,6 +12,8 @@ import {
 import type { z } from 'zod';
 import type { Config } from '../../config.js';
 import { type Db, type InTransaction, isUnavailable, prepared, type Queryable } from '../../db/db.js';
+import { NonceRefused, type RequestNonce } from '../../db/request-nonce.js';
+import { freshNoncesCte } from '../auth/service.js';
 import { perTurnLoader } from '../../db/per-turn.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import type { OrderListFilters, StatusTotal } from '../../db/paging.js';
@@ -116,6 +118,8 @@ interface NewPayment {
   readonly createdAt: Date;
   readonly channel: string | null;
   readonly returnUrl: string | null;
+  /** The signed request's nonce when this insert records it (see INSERT_PAYMENTS_WITH_NONCES). */
+  readonly nonce?: RequestNonce | undefined;
 }
 
 /**
@@ -139,6 +143,46 @@ const INSERT_PAYMENTS = prepared(
    ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
    RETURNING ${PAYMENT_COLUMNS}`,
 );
+
+/** The columns of RETURNING, one by one. */
+const PAYMENT_COLUMN_LIST = PAYMENT_COLUMNS.split(',').map((column) => column.trim());
+
+/**
+ * INSERT_PAYMENTS with the requests' nonces, in one statement, one implicit transaction and one
+ * commit: the nonces are inserted first ($13–$15, each request's first use only), and a payment
+ * row only for a request whose nonce that insert returned ($16: the row's nonce, NULL for a create
+ * that recorded its nonce before). A replayed create so never reaches its business row; the
+ * nonce of a create refused for its business (a merchantOrderNo taken) commits all the same.
+ * Answered with the payment rows (fresh_nonce NULL) and then one row per new nonce (its merchant
+ * and nonce, every payment column NULL).
+ */
+const INSERT_PAYMENTS_WITH_NONCES = prepared(
+  'payments_insert_many_with_nonces',
+  `WITH ${freshNoncesCte(13)},
+   made AS (
+     INSERT INTO payments (order_no, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
+                           status, expires_at, created_at, updated_at, channel, return_url)
+     SELECT prefix || lpad(nextval('order_no_seq')::text, 10, '0'), new.merchant_id, merchant_order_no, currency,
+            amount_minor, method, webhook_url, attach, 'PENDING', expires_at, created_at, created_at, channel, return_url
+       FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+                   $9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[], $16::text[])
+            AS new (prefix, merchant_id, merchant_order_no, currency, amount_minor, method, webhook_url, attach,
+                    expires_at, created_at, channel, return_url, nonce)
+      WHERE new.nonce IS NULL
+         OR EXISTS (SELECT FROM fresh WHERE fresh.merchant_id = new.merchant_id AND fresh.nonce = new.nonce)
+     ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
+     RETURNING ${PAYMENT_COLUMNS})
+   SELECT ${PAYMENT_COLUMNS}, NULL::text AS fresh_nonce FROM made
+   UNION ALL
+   SELECT ${PAYMENT_COLUMN_LIST.map((column) => (column === 'merchant_id' ? column : 'NULL')).join(', ')}, nonce
+     FROM fresh`,
+);
+
+/** A payment row of INSERT_PAYMENTS_WITH_NONCES, or (order_no NULL) a nonce it recorded. */
+type InsertedOrNonce = PaymentRow & { fresh_nonce: string | null };
+
+/** What one create of a batch is answered: its row, none (the merchantOrderNo was taken), or an error. */
+type InsertAnswer = PaymentRow | undefined | Error;
 
 /** The arrays INSERT_PAYMENTS binds for `payments`, column by column. */
 function insertParams(payments: readonly NewPayment[]): unknown[] {
@@ -216,26 +260,65 @@ export class Payments {
    * unavailable database, each of its creates is tried alone: one create cannot fail another.
    */
   private readonly inserts = perTurnLoader<NewPayment, PaymentRow | undefined>(async (payments) => {
-    // Sent sorted, matched back by key in the callers' order: the sort is stable, so the first
-    // create of a merchantOrderNo is first in both orders and is the one given its row.
-    const insert = async (batch: readonly NewPayment[]) => {
-      const sorted = [...batch].sort(byOrderKey);
-      return matchInserted(batch, (await this.db.query<PaymentRow>(INSERT_PAYMENTS, insertParams(sorted))).rows);
-    };
     try {
-      return await insert(payments);
+      return await this.insertBatch(payments);
     } catch (error) {
       if (payments.length === 1 || isUnavailable(error)) throw error;
       return Promise.all(
         payments.map((payment) =>
-          insert([payment]).then(
-            ([row]) => row,
+          this.insertBatch([payment]).then(
+            ([answer]) => answer,
             (failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))),
           ),
         ),
       );
     }
   });
+
+  /**
+   * One statement for a batch of creates; with the nonces of those that carry one still to record,
+   * INSERT_PAYMENTS_WITH_NONCES. Sent sorted, matched back by key in the callers' order: the sort
+   * is stable, so the first create of a merchantOrderNo is first in both orders and is the one given
+   * its row. Within a batch, a second use of a nonce is a replay and is not sent.
+   */
+  private async insertBatch(batch: readonly NewPayment[]): Promise<InsertAnswer[]> {
+    const sorted = [...batch].sort(byOrderKey);
+    const recording = batch.filter((payment) => payment.nonce?.pending === true);
+    if (recording.length === 0) {
+      return matchInserted(batch, (await this.db.query<PaymentRow>(INSERT_PAYMENTS, insertParams(sorted))).rows);
+    }
+    const nonceKey = (nonce: RequestNonce) => `${nonce.merchantId}:${nonce.nonce}`;
+    const replays = new Set<NewPayment>();
+    const first = new Map<string, RequestNonce>();
+    for (const payment of recording) {
+      const nonce = payment.nonce as RequestNonce;
+      if (first.has(nonceKey(nonce))) replays.add(payment);
+      else first.set(nonceKey(nonce), nonce);
+    }
+    const sent = sorted.filter((payment) => !replays.has(payment));
+    const nonces = [...first.values()].sort((a, b) => (nonceKey(a) < nonceKey(b) ? -1 : 1));
+    const result = await this.db.query<InsertedOrNonce>(INSERT_PAYMENTS_WITH_NONCES, [
+      ...insertParams(sent),
+      nonces.map((nonce) => nonce.merchantId.toString()),
+      nonces.map((nonce) => nonce.nonce),
+      nonces.map((nonce) => nonce.expiresAt.toISOString()),
+      sent.map((payment) => (payment.nonce?.pending ? payment.nonce.nonce : null)),
+    ]);
+    const fresh = new Set(
+      result.rows.filter((row) => row.order_no === null).map((row) => `${row.merchant_id}:${row.fresh_nonce}`),
+    );
+    const rows = matchInserted(
+      batch,
+      result.rows.filter((row) => row.order_no !== null),
+    );
+    return batch.map((payment, i) => {
+      const nonce = payment.nonce?.pending ? payment.nonce : undefined;
+      if (!nonce) return rows[i];
+      const won = !replays.has(payment) && fresh.has(nonceKey(nonce));
+      nonce.decided(won);
+      return won ? rows[i] : new NonceRefused();
+    });
+  }
 
   constructor(
     private readonly db: Db,
@@ -358,7 +441,12 @@ export class Payments {
    * the existing order (`created: false`), different fields are DUPLICATE_ORDER. Race-free: the
    * unique index decides, not a prior read.
    */
-  async create(merchantId: bigint, input: unknown): Promise<{ payment: PaymentView; created: boolean }> {
+  async create(
+    merchantId: bigint,
+    input: unknown,
+    /** The signed request's nonce, recorded by the create's own statement (see RequestNonce). */
+    nonce?: RequestNonce,
+  ): Promise<{ payment: PaymentView; created: boolean }> {
     const order = this.parseCreate(input);
     const connector = this.route(order.currency, order.paymentMethod.code);
     const channel = connector ? storedChannel(connector) : null;
@@ -377,6 +465,7 @@ export class Payments {
       createdAt: now,
       channel,
       returnUrl: order.returnUrl ?? null,
+      nonce,
     });
     if (row) {
       const registered = connector && channel !== null ? await this.register(row, connector, true) : row;
@@ -463,23 +552,36 @@ export class Payments {
    * refuses the cancel with CHANNEL_UNAVAILABLE and nothing changes; a payer who paid or declined
    * at the channel first wins, the payment takes that state and the cancel is INVALID_STATE.
    */
-  async cancel(merchantId: bigint, ref: OrderRef, also?: InTransaction<{ orderNo: string }>): Promise<PaymentView> {
-    await this.withdrawAtChannel(merchantId, ref);
-    const row = await this.transition(merchantId, ref, async (row, tx) => {
-      if (row.status === 'CANCELED') return stay(row);
-      // Recorded before the move is applied, in its transaction: a refused move rolls it back.
-      await also?.(tx, { orderNo: row.order_no });
-      return this.move(row, 'CANCELED', () => ({}), 'be canceled');
-    });
+  async cancel(
+    merchantId: bigint,
+    ref: OrderRef,
+    also?: InTransaction<{ orderNo: string }>,
+    /** The signed request's nonce: recorded by the cancel's transaction, or before the channel is called. */
+    nonce?: RequestNonce,
+  ): Promise<PaymentView> {
+    await this.withdrawAtChannel(merchantId, ref, nonce);
+    const row = await this.transition(
+      merchantId,
+      ref,
+      async (row, tx) => {
+        if (row.status === 'CANCELED') return stay(row);
+        // Recorded before the move is applied, in its transaction: a refused move rolls it back.
+        await also?.(tx, { orderNo: row.order_no });
+        return this.move(row, 'CANCELED', () => ({}), 'be canceled');
+      },
+      nonce,
+    );
     return this.view(row);
   }
 
-  private async withdrawAtChannel(merchantId: bigint, ref: OrderRef): Promise<void> {
+  private async withdrawAtChannel(merchantId: bigint, ref: OrderRef, nonce: RequestNonce | undefined): Promise<void> {
     const row = await this.find(merchantId, ref);
     if (row.channel === null || row.status !== 'PENDING') return;
     const connector = this.channels?.get(row.channel);
     if (!connector) throw channelUnavailable(row.channel);
     if (!connector.cancelPayment) return;
+    // The channel is told nothing by a request whose nonce is not recorded.
+    await nonce?.settle();
     let outcome: Awaited<ReturnType<NonNullable<Connector['cancelPayment']>>>;
     try {
       outcome = await connector.cancelPayment({ orderNo: row.order_no, channelTradeNo: row.channel_trade_no });
@@ -551,8 +653,9 @@ export class Payments {
     merchantId: bigint,
     ref: OrderRef,
     decide: Decide<PaymentRow, PaymentStatus>,
+    nonce?: RequestNonce,
   ): Promise<PaymentRow> {
-    return transition(this.db, PAYMENT_STATES, (tx) => this.lock(tx, merchantId, ref), decide, this.now);
+    return transition(this.db, PAYMENT_STATES, (tx) => this.lock(tx, merchantId, ref), decide, this.now, { nonce });
   }
 
   /**

@@ -35,6 +35,7 @@ import { type ChannelPayoutOrder, ChannelUnavailable } from '../channels/connect
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import { type NewEvent, writeEvents } from '../webhooks/outbox.js';
 import { insufficientBalance } from './errors.js';
+import type { RequestNonce } from '../../db/request-nonce.js';
 import { isInsufficientBalance, type Ledger } from '../ledger/service.js';
 import { PAYOUT_STATES } from '../orders/states.js';
 import { applyMove, type Decide, orderEvent, stay, transition } from '../orders/transition.js';
@@ -217,7 +218,12 @@ export class Payouts {
    * Deduplicated by merchantOrderNo alone, like payments: the same fields return the existing order
    * and move no money; different fields are DUPLICATE_ORDER.
    */
-  async create(merchantId: bigint, input: unknown): Promise<{ payout: PayoutView; created: boolean }> {
+  async create(
+    merchantId: bigint,
+    input: unknown,
+    /** The signed request's nonce, recorded first in the create's transaction (see RequestNonce). */
+    nonce?: RequestNonce,
+  ): Promise<{ payout: PayoutView; created: boolean }> {
     const order = this.parseCreate(input);
     const connector = this.channels?.routePayout(order.currency);
     const channel = connector ? storedChannel(connector) : null;
@@ -225,51 +231,54 @@ export class Payouts {
     const now = new Date(this.now());
     const datePrefix = `W${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
     try {
-      return await this.db.transaction(async (tx) => {
-        // The unique index decides between concurrent creates: a second one waits here for the
-        // first to commit or roll back, then either finds its row or inserts its own.
-        const inserted = await tx.query<PayoutRow>(
-          `INSERT INTO payouts (order_no, merchant_id, merchant_order_no, currency, amount_minor, fee_minor, webhook_url, attach,
+      return await this.db.transaction(
+        async (tx) => {
+          // The unique index decides between concurrent creates: a second one waits here for the
+          // first to commit or roll back, then either finds its row or inserts its own.
+          const inserted = await tx.query<PayoutRow>(
+            `INSERT INTO payouts (order_no, merchant_id, merchant_order_no, currency, amount_minor, fee_minor, webhook_url, attach,
                                 payee_name, payee_account_number, payee_bank_code, payee_document, status, created_at, updated_at,
                                 channel)
            VALUES ($1 || lpad(nextval('order_no_seq')::text, 10, '0'), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'PENDING', $13, $13, $14)
            ON CONFLICT (merchant_id, merchant_order_no) DO NOTHING
            RETURNING ${PAYOUT_COLUMNS}`,
-          [
-            datePrefix,
-            merchantId,
-            order.merchantOrderNo,
-            order.currency,
-            order.amountMinor,
-            fee,
-            order.webhookUrl,
-            order.attach ?? null,
-            order.payee.name,
-            order.payee.accountNumber,
-            order.payee.bankCode ?? null,
-            order.payee.documentNumber ?? null,
-            now,
-            channel,
-          ],
-        );
-        const row = inserted.rows[0];
-        if (row) {
-          await this.ledger.reservePayout(tx, row, now);
-          return { payout: this.view(row), created: true };
-        }
-        const existing = await this.findIn(tx, merchantId, { merchantOrderNo: order.merchantOrderNo }, false);
-        const same =
-          existing.currency === order.currency &&
-          existing.amount_minor === order.amountMinor &&
-          existing.webhook_url === order.webhookUrl &&
-          existing.attach === (order.attach ?? null) &&
-          existing.payee_name === order.payee.name &&
-          existing.payee_account_number === order.payee.accountNumber &&
-          existing.payee_bank_code === (order.payee.bankCode ?? null) &&
-          existing.payee_document === (order.payee.documentNumber ?? null);
-        if (!same) throw duplicateOrder();
-        return { payout: this.view(existing), created: false };
-      });
+            [
+              datePrefix,
+              merchantId,
+              order.merchantOrderNo,
+              order.currency,
+              order.amountMinor,
+              fee,
+              order.webhookUrl,
+              order.attach ?? null,
+              order.payee.name,
+              order.payee.accountNumber,
+              order.payee.bankCode ?? null,
+              order.payee.documentNumber ?? null,
+              now,
+              channel,
+            ],
+          );
+          const row = inserted.rows[0];
+          if (row) {
+            await this.ledger.reservePayout(tx, row, now);
+            return { payout: this.view(row), created: true };
+          }
+          const existing = await this.findIn(tx, merchantId, { merchantOrderNo: order.merchantOrderNo }, false);
+          const same =
+            existing.currency === order.currency &&
+            existing.amount_minor === order.amountMinor &&
+            existing.webhook_url === order.webhookUrl &&
+            existing.attach === (order.attach ?? null) &&
+            existing.payee_name === order.payee.name &&
+            existing.payee_account_number === order.payee.accountNumber &&
+            existing.payee_bank_code === (order.payee.bankCode ?? null) &&
+            existing.payee_document === (order.payee.documentNumber ?? null);
+          if (!same) throw duplicateOrder();
+          return { payout: this.view(existing), created: false };
+        },
+        { nonce },
+      );
     } catch (error) {
       // The CHECK on the available balance refused the reserve; the rollback took the order with it.
       if (isInsufficientBalance(error)) {
@@ -343,24 +352,34 @@ export class Payouts {
    * was already confirmed, or that the channel already took (PROCESSING), returns it unchanged: a
    * retried confirm is not an error.
    */
-  async confirm(merchantId: bigint, ref: OrderRef): Promise<PayoutView> {
-    const sent = await this.sendToChannel(merchantId, ref);
+  async confirm(
+    merchantId: bigint,
+    ref: OrderRef,
+    /** The signed request's nonce: recorded by the confirm's transaction, or before the channel is called. */
+    nonce?: RequestNonce,
+  ): Promise<PayoutView> {
+    const sent = await this.sendToChannel(merchantId, ref, nonce);
     try {
-      const row = await this.transition(merchantId, ref, undefined, (row) =>
-        row.confirmed_at !== null || row.status === 'PROCESSING'
-          ? stay(row)
-          : {
-              kind: 'move',
-              to: 'PROCESSING',
-              refusal: 'be confirmed',
-              update: (tx, now) =>
-                this.set(
-                  tx,
-                  row,
-                  `status = 'PROCESSING', confirmed_at = $2, updated_at = $2, channel_trade_no = COALESCE(channel_trade_no, $3)`,
-                  [now, sent?.channelTradeNo ?? null],
-                ),
-            },
+      const row = await this.transition(
+        merchantId,
+        ref,
+        undefined,
+        (row) =>
+          row.confirmed_at !== null || row.status === 'PROCESSING'
+            ? stay(row)
+            : {
+                kind: 'move',
+                to: 'PROCESSING',
+                refusal: 'be confirmed',
+                update: (tx, now) =>
+                  this.set(
+                    tx,
+                    row,
+                    `status = 'PROCESSING', confirmed_at = $2, updated_at = $2, channel_trade_no = COALESCE(channel_trade_no, $3)`,
+                    [now, sent?.channelTradeNo ?? null],
+                  ),
+              },
+        nonce,
       );
       return this.view(row);
     } catch (error) {
@@ -381,12 +400,14 @@ export class Payouts {
    * (next_poll_at): if the channel has it after all, polling moves it on as the channel says
    * (channels/polling.ts); if not, it stays PENDING.
    */
-  private async sendToChannel(merchantId: bigint, ref: OrderRef) {
+  private async sendToChannel(merchantId: bigint, ref: OrderRef, nonce: RequestNonce | undefined) {
     if (!this.channels) return undefined;
     const row = await this.find(merchantId, ref);
     if (row.channel === null || row.status !== 'PENDING' || row.confirmed_at !== null) return undefined;
     const connector = this.channels.get(row.channel);
     if (!connector) throw channelUnavailable(row.channel);
+    // The channel is told nothing by a request whose nonce is not recorded.
+    await nonce?.settle();
     const payee = {
       name: row.payee_name,
       accountNumber: row.payee_account_number,
@@ -603,9 +624,12 @@ export class Payouts {
     ref: OrderRef,
     within: Queryable | undefined,
     decide: Decide<PayoutRow, PayoutStatus>,
+    nonce?: RequestNonce,
   ): Promise<PayoutRow> {
     if (within === undefined) {
-      return transition(this.db, PAYOUT_STATES, (tx) => this.findIn(tx, merchantId, ref, true), decide, this.now);
+      return transition(this.db, PAYOUT_STATES, (tx) => this.findIn(tx, merchantId, ref, true), decide, this.now, {
+        nonce,
+      });
     }
     const row = await this.findIn(within, merchantId, ref, true);
     const step = await decide(row, within);
