@@ -195,6 +195,8 @@ describe('portal operations pages in Chromium', { skip: SKIP_BROWSER }, () => {
     assert.deepEqual(await axeViolations(page), [], 'payment page with the sandbox panel and the cancel question');
     await page.getByRole('button', { name: 'Yes, cancel it' }).click();
     await page.getByText('The payment was canceled.').waitFor();
+    // The notice comes first; the order is read again after it (on a busy machine, a moment later).
+    await page.locator('#summary + dl .details-row', { hasText: /^Status.*CANCELED/ }).waitFor();
     assert.match((await detail('Status')) ?? '', /CANCELED/);
     assert.equal(await page.getByRole('button', { name: 'Cancel payment' }).count(), 0);
     await screenshot(page, 'ops-04-payment-canceled');
