@@ -13,6 +13,25 @@ async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const tracing = startTracing('paygate-api');
   const platform = await startPlatform(config);
+  // Before anything announces the server: a supervisor that reads "paygate listening" and
+  // stops it at once must reach this handler, not the default one that kills by the signal.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    platform.app.log.info({ signal }, 'shutting down');
+    try {
+      await platform.shutdown();
+      await tracing.shutdown().catch(() => {});
+      platform.app.log.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      platform.app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
   writeServerInfo(config, {
     url: platform.url,
     pid: process.pid,
@@ -52,23 +71,6 @@ async function main(): Promise<void> {
   }
   const endOfLife = nodeEndOfLifeWarning(process.version, new Date());
   if (endOfLife) platform.app.log.warn({ node: process.version }, endOfLife);
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    platform.app.log.info({ signal }, 'shutting down');
-    try {
-      await platform.shutdown();
-      await tracing.shutdown().catch(() => {});
-      platform.app.log.info('stopped');
-      process.exit(0);
-    } catch (error) {
-      platform.app.log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    }
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((error: unknown) => {

@@ -47,9 +47,7 @@ export async function runSimulator<Config, Simulator extends Runnable>(
     const config = program.parseConfig(env);
     const simulator = await program.create(config);
     await simulator.listen();
-    const banner = program.banner(simulator, config);
-    for (const line of banner.lines ?? []) console.log(line);
-    simulator.log.info(banner.fields, `${program.name} listening`);
+    // The handlers come before the banner: whoever reads "listening" may stop it at once.
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
@@ -66,6 +64,9 @@ export async function runSimulator<Config, Simulator extends Runnable>(
     };
     process.on('SIGINT', () => void stop('SIGINT'));
     process.on('SIGTERM', () => void stop('SIGTERM'));
+    const banner = program.banner(simulator, config);
+    for (const line of banner.lines ?? []) console.log(line);
+    simulator.log.info(banner.fields, `${program.name} listening`);
   } catch (error) {
     console.error(isStartRefusal(error) ? `${program.name}: ${error.message}` : error);
     process.exit(1);

@@ -68,13 +68,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
     await metricsServer?.close();
     await Promise.all([stopDispatcher(), stopSweeper(), stopPoller(), stopSepa()]);
   };
-  log.info({ worker, concurrency, metricsPort: config.workerMetricsPort }, 'paygate worker started');
-  if (config.webhookExtraCa) {
-    log.info(
-      { file: config.webhookExtraCa.file, certificates: config.webhookExtraCa.certificates.length },
-      'webhook delivery also trusts the certificates in PAYGATE_WEBHOOK_EXTRA_CA',
-    );
-  }
+  // The handlers come before the announcement: whoever reads it may stop the worker at once.
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
@@ -93,6 +87,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env): Promise<v
   };
   process.once('SIGINT', () => void shutdown());
   process.once('SIGTERM', () => void shutdown());
+  log.info({ worker, concurrency, metricsPort: config.workerMetricsPort }, 'paygate worker started');
+  if (config.webhookExtraCa) {
+    log.info(
+      { file: config.webhookExtraCa.file, certificates: config.webhookExtraCa.certificates.length },
+      'webhook delivery also trusts the certificates in PAYGATE_WEBHOOK_EXTRA_CA',
+    );
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
