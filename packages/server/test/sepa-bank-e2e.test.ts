@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -307,7 +307,11 @@ for (const database of databases()) {
           uploads?: { name: string; msgId: string; outcome: string; keptAs: string }[];
         };
         const uploads = answer.data?.uploads ?? answer.uploads ?? [];
-        return uploads.length > 0 ? uploads : undefined;
+        // The bank journals a file before it moves it into received/ (so that a crash between the
+        // two finishes the move at start): wait for the move too.
+        return uploads.length > 0 && uploads.every((upload) => existsSync(join(bankDataDir, upload.keptAs)))
+          ? uploads
+          : undefined;
       }, 'the file at the bank');
       assert.equal(files.length, 1);
       assert.equal(files[0]?.outcome, 'accepted', JSON.stringify(files));
