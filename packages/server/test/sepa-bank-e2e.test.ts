@@ -15,7 +15,6 @@
  * FAILED and then REFUNDED webhooks with the refund fields, and the balance matches to the cent.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
@@ -27,11 +26,11 @@ import { validateXml } from '@paygate/iso20022';
 import { nodeWebhookHandler, PaygateClient, type Payout, type WebhookEvent, WebhookVerifier } from '@paygate/merchant';
 import { generateSigningKey } from '@paygate/protocol';
 import { databases, freshPostgres } from './harness.js';
+import { type Spawned, spawnNode, spawnPlatform, stopSpawned, waitForLine } from './spawned.js';
 import { freePort, sshKeyPair } from './sshd-fixture.js';
 import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
 
 const ROOT = join(import.meta.dirname, '../../..');
-const SERVER = join(ROOT, 'packages/server/src/main.ts');
 const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
 const BANK = join(ROOT, 'packages/bank-simulator/src/main.ts');
 const PSP = join(ROOT, 'packages/psp-simulator/src/main.ts');
@@ -51,44 +50,6 @@ async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, w
   }
 }
 
-interface Proc {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function spawnNode(script: string, env: Record<string, string>, args: string[] = []): Proc {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_OPTIONS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function waitForLine(proc: Proc, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = pattern.exec(proc.output());
-    if (match) return match;
-    if (proc.child.exitCode !== null || Date.now() > deadline) {
-      proc.child.kill('SIGKILL');
-      throw new Error(`no ${pattern} from the process:\n${proc.output().slice(-4000)}`);
-    }
-    await sleep(50);
-  }
-}
-
-async function stopProc(proc: Proc | undefined): Promise<void> {
-  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  proc.child.kill('SIGTERM');
-  await proc.exited;
-}
-
 async function post(url: string, body: unknown): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url, {
     method: 'POST',
@@ -102,9 +63,9 @@ async function post(url: string, body: unknown): Promise<{ status: number; body:
 for (const database of databases()) {
   describe(`SEPA payouts through paygate-bank (${database})`, () => {
     const dir = mkdtempSync(join(tmpdir(), 'paygate-sepa-e2e-'));
-    let bank: Proc | undefined;
-    let psp: Proc | undefined;
-    let platform: Proc | undefined;
+    let bank: Spawned | undefined;
+    let psp: Spawned | undefined;
+    let platform: Spawned | undefined;
     let dropDb: (() => Promise<void>) | undefined;
     let bankControl = '';
     let bankDataDir = '';
@@ -198,8 +159,7 @@ for (const database of databases()) {
         LOG_LEVEL: 'info',
         ...storage,
       };
-      platform = spawnNode(SERVER, platformEnv);
-      await waitForLine(platform, /"msg":"paygate listening"/);
+      platform = await spawnPlatform(platformEnv);
 
       const key = generateSigningKey();
       const onboarded = await fetch(`${platformUrl}/admin/v1/merchants`, {
@@ -237,9 +197,9 @@ for (const database of databases()) {
     });
 
     after(async () => {
-      await stopProc(platform);
-      await stopProc(bank);
-      await stopProc(psp);
+      await stopSpawned(platform);
+      await stopSpawned(bank);
+      await stopSpawned(psp);
       await closeReceiver();
       await dropDb?.();
       rmSync(dir, { recursive: true, force: true });
@@ -406,8 +366,7 @@ for (const database of databases()) {
       );
       platform?.child.kill('SIGKILL');
       await platform?.exited;
-      platform = spawnNode(SERVER, platformEnv);
-      await waitForLine(platform, /"msg":"paygate listening"/);
+      platform = await spawnPlatform(platformEnv);
       for (const payout of created) await final(payout.orderNo, 'SUCCEEDED');
       const answer = (await (await fetch(`${bankControl}/files`)).json()) as {
         data?: { uploads: { msgId: string; outcome: string; keptAs: string }[] };
