@@ -17,9 +17,8 @@
  * One simulator, one platform and one merchant per database; the cases share them.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -36,14 +35,20 @@ import {
 } from '@paygate/merchant';
 import { generateSigningKey } from '@paygate/protocol';
 import { sign } from '@paygate/psp-simulator/auth';
-import { databases, freshPostgres } from './harness.js';
-import { type Spawned, spawnNode, spawnPlatform, stopSpawned, waitForLine } from './spawned.js';
+import { databases, type DatabaseKind } from './harness.js';
+import {
+  productionStorage,
+  PSP_SIMULATOR,
+  runCli,
+  type Spawned,
+  spawnNode,
+  spawnPlatform,
+  stopSpawned,
+  waitFor,
+  waitForLine,
+} from './spawned.js';
 import { freePort } from './sshd-fixture.js';
 import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
-
-const ROOT = join(import.meta.dirname, '../../..');
-const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
-const PSP = join(ROOT, 'packages/psp-simulator/src/main.ts');
 
 const SECRET = 'e2e-psp-secret-0123456789abcdef';
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
@@ -54,16 +59,6 @@ const POLL_AFTER_MS = 3_000;
 const EXPIRY_MS = 20_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 // ---------------------------------------------------------------- processes
 
@@ -175,7 +170,7 @@ function referenceOf(entry: Relayed): string | undefined {
 // ---------------------------------------------------------------- the world of one database
 
 interface World {
-  readonly database: string;
+  readonly database: DatabaseKind;
   readonly dir: string;
   readonly pspPort: number;
   readonly pspUrl: string;
@@ -193,7 +188,7 @@ interface World {
 }
 
 async function startPsp(port: number, dataDir: string): Promise<Spawned> {
-  const proc = spawnNode(PSP, {
+  const proc = spawnNode(PSP_SIMULATOR, {
     HOST: '127.0.0.1',
     PSP_PORT: String(port),
     PSP_SECRET: SECRET,
@@ -222,7 +217,7 @@ async function admin<T>(world: World, method: string, path: string, body?: unkno
   return json.data;
 }
 
-async function startWorld(database: string): Promise<World> {
+async function startWorld(database: DatabaseKind): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'paygate-channels-e2e-'));
   const pspPort = await freePort();
   const pspUrl = `http://127.0.0.1:${pspPort}`;
@@ -251,17 +246,7 @@ async function startWorld(database: string): Promise<World> {
   // As docs/channels.md's walkthrough keeps it: a file only its owner can read.
   const masterKeyFile = join(dir, 'live-master.key');
   writeFileSync(masterKeyFile, `${MASTER_KEY}\n`, { mode: 0o600 });
-  let dropDb: (() => Promise<void>) | undefined;
-  const storage: Record<string, string> = {};
-  if (database === 'postgres') {
-    const db = await freshPostgres();
-    storage.DATABASE_URL = db.url;
-    dropDb = db.drop;
-  } else {
-    storage.PAYGATE_DATA_DIR = join(dir, 'platform');
-    storage.PAYGATE_EMBEDDED_PRODUCTION = 'true';
-    mkdirSync(storage.PAYGATE_DATA_DIR, { recursive: true });
-  }
+  const storage = await productionStorage(database, dir);
   const platformEnv: Record<string, string> = {
     HOST: '127.0.0.1',
     PORT: '0',
@@ -277,7 +262,7 @@ async function startWorld(database: string): Promise<World> {
     PAYGATE_WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
     NODE_EXTRA_CA_CERTS: certFile,
     LOG_LEVEL: 'info',
-    ...storage,
+    ...storage.env,
   };
   const started = await spawnPlatform(platformEnv);
   relay.relay.upstream = started.url;
@@ -333,7 +318,7 @@ async function startWorld(database: string): Promise<World> {
     relay,
     receiver,
     shop,
-    dropDb,
+    dropDb: storage.drop,
     expiring,
   };
 }
@@ -1025,17 +1010,11 @@ for (const database of databases()) {
       if (database === 'pglite') {
         await stopSpawned(world.platform);
       }
-      const storage =
+      const storage: Record<string, string> =
         database === 'pglite'
           ? { PAYGATE_DATA_DIR: world.platformEnv.PAYGATE_DATA_DIR as string }
           : { DATABASE_URL: world.platformEnv.DATABASE_URL as string };
-      const cli = (...args: string[]) =>
-        spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', CLI, ...args], {
-          cwd: ROOT,
-          env: { ...process.env, NODE_OPTIONS: '', PAYGATE_MASTER_KEY: MASTER_KEY, ...storage },
-          encoding: 'utf8',
-          timeout: 120_000,
-        });
+      const cli = (...args: string[]) => runCli(args, { PAYGATE_MASTER_KEY: MASTER_KEY, ...storage }, 120_000);
       const clean = cli('reconcile', '--channel', 'sim', '--file', file);
       const cleanReport = cli('reconcile', '--channel', 'sim', '--file', file, '--json');
       const report = JSON.parse(cleanReport.stdout) as {

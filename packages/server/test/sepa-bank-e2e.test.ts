@@ -16,7 +16,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,30 +25,27 @@ import { after, before, describe, it } from 'node:test';
 import { validateXml } from '@paygate/iso20022';
 import { nodeWebhookHandler, PaygateClient, type Payout, type WebhookEvent, WebhookVerifier } from '@paygate/merchant';
 import { generateSigningKey } from '@paygate/protocol';
-import { databases, freshPostgres } from './harness.js';
-import { type Spawned, spawnNode, spawnPlatform, stopSpawned, waitForLine } from './spawned.js';
+import { databases } from './harness.js';
+import {
+  BANK_SIMULATOR,
+  productionStorage,
+  PSP_SIMULATOR,
+  runCliAsync,
+  type Spawned,
+  spawnNode,
+  spawnPlatform,
+  stopSpawned,
+  waitFor,
+  waitForLine,
+} from './spawned.js';
 import { freePort, sshKeyPair } from './sshd-fixture.js';
 import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
 
-const ROOT = join(import.meta.dirname, '../../..');
-const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
-const BANK = join(ROOT, 'packages/bank-simulator/src/main.ts');
-const PSP = join(ROOT, 'packages/psp-simulator/src/main.ts');
 const SECRET = 'e2e-psp-secret-0123456789abcdef';
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 const MASTER_KEY = Buffer.alloc(32, 11).toString('base64');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 40_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 async function post(url: string, body: unknown): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url, {
@@ -85,7 +82,7 @@ for (const database of databases()) {
       writeFileSync(`${privateKeyFile}.pub`, `${keys.publicKey}\n`);
       bankDataDir = join(dir, 'bank');
       const bankPort = await freePort();
-      bank = spawnNode(BANK, {
+      bank = spawnNode(BANK_SIMULATOR, {
         HOST: '127.0.0.1',
         BANK_SFTP_PORT: String(await freePort()),
         BANK_PORT: String(bankPort),
@@ -103,7 +100,7 @@ for (const database of databases()) {
 
       const pspPort = await freePort();
       pspUrl = `http://127.0.0.1:${pspPort}`;
-      psp = spawnNode(PSP, {
+      psp = spawnNode(PSP_SIMULATOR, {
         HOST: '127.0.0.1',
         PSP_PORT: String(pspPort),
         PSP_SECRET: SECRET,
@@ -132,16 +129,8 @@ for (const database of databases()) {
       );
       const certFile = join(dir, 'receiver-cert.pem');
       writeFileSync(certFile, RECEIVER_CERT);
-      const storage: Record<string, string> = {};
-      if (database === 'postgres') {
-        const db = await freshPostgres();
-        storage.DATABASE_URL = db.url;
-        dropDb = db.drop;
-      } else {
-        storage.PAYGATE_DATA_DIR = join(dir, 'platform');
-        storage.PAYGATE_EMBEDDED_PRODUCTION = 'true';
-        mkdirSync(storage.PAYGATE_DATA_DIR, { recursive: true });
-      }
+      const storage = await productionStorage(database, dir);
+      dropDb = storage.drop;
       const port = await freePort();
       platformUrl = `http://127.0.0.1:${port}`;
       platformEnv = {
@@ -157,7 +146,7 @@ for (const database of databases()) {
         PAYGATE_WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
         NODE_EXTRA_CA_CERTS: certFile,
         LOG_LEVEL: 'info',
-        ...storage,
+        ...storage.env,
       };
       platform = await spawnPlatform(platformEnv);
 
@@ -327,15 +316,12 @@ for (const database of databases()) {
       assert.equal(cents(balance?.reserved ?? '1'), 0);
 
       // The operator sees the file sent and the bank's files read.
-      const cli = spawnNode(CLI, { PAYGATE_URL: platformUrl, PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN }, [
-        'channels',
-        'files',
-        '--channel',
-        'bank',
-        '--json',
-      ]);
-      assert.equal(await cli.exited, 0, cli.output());
-      const listed = JSON.parse(cli.output()) as {
+      const cli = await runCliAsync(['channels', 'files', '--channel', 'bank', '--json'], {
+        PAYGATE_URL: platformUrl,
+        PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      });
+      assert.equal(cli.status, 0, cli.stderr);
+      const listed = JSON.parse(cli.stdout) as {
         sent: { msgId: string; state: string }[];
         received: { state: string }[];
       };

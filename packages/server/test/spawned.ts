@@ -3,15 +3,39 @@
 // second process on the same data directory) and for the end-to-end tests.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { boxPublicKeyFrom, generateSigningKey } from '@paygate/protocol';
-import type { TestMerchant } from './harness.js';
+import { type DatabaseKind, freshPostgres, type TestMerchant } from './harness.js';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const SERVER = join(ROOT, 'packages/server/src/main.ts');
 const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
+/** `npx paygate-psp`'s entry point, run from its sources. */
+export const PSP_SIMULATOR = join(ROOT, 'packages/psp-simulator/src/main.ts');
+/** `npx paygate-bank`'s entry point, run from its sources. */
+export const BANK_SIMULATOR = join(ROOT, 'packages/bank-simulator/src/main.ts');
 const TSX = ['--conditions=source', '--import', 'tsx'];
+
+/**
+ * Calls `probe` every 50 ms until it gives a value other than undefined or false, and resolves
+ * that value; rejects after `timeoutMs` (default 40 s: an end-to-end step crosses processes)
+ * naming `what`.
+ */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 40_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
 
 /** A process started from this repository's TypeScript sources: the platform, its command line, a simulator. */
 export interface Spawned {
@@ -80,6 +104,24 @@ export async function stopSpawned(running: Spawned | undefined, signal: NodeJS.S
   await running.exited;
 }
 
+/**
+ * Where a production platform process keeps its data on `database`: a fresh PostgreSQL database
+ * (`DATABASE_URL`; `drop` removes it), or the embedded database in `<dir>/platform`
+ * (`PAYGATE_DATA_DIR`, allowed in production by PAYGATE_EMBEDDED_PRODUCTION).
+ */
+export async function productionStorage(
+  database: DatabaseKind,
+  dir: string,
+): Promise<{ readonly env: Record<string, string>; readonly drop: (() => Promise<void>) | undefined }> {
+  if (database === 'postgres') {
+    const db = await freshPostgres();
+    return { env: { DATABASE_URL: db.url }, drop: db.drop };
+  }
+  const dataDir = join(dir, 'platform');
+  mkdirSync(dataDir, { recursive: true });
+  return { env: { PAYGATE_DATA_DIR: dataDir, PAYGATE_EMBEDDED_PRODUCTION: 'true' }, drop: undefined };
+}
+
 /** What a process that ran to its end said and how it ended. */
 export interface Finished {
   readonly status: number | null;
@@ -92,9 +134,9 @@ export function runPlatform(env: Record<string, string>): Finished {
   return finished(spawnSync(process.execPath, [...TSX, SERVER], runOptions(env)));
 }
 
-/** Runs `npx paygate …` to its end. */
-export function runCli(args: readonly string[], env: Record<string, string>): Finished {
-  return finished(spawnSync(process.execPath, [...TSX, CLI, ...args], runOptions(env)));
+/** Runs `npx paygate …` to its end (killed after `timeoutMs`). */
+export function runCli(args: readonly string[], env: Record<string, string>, timeoutMs = 60_000): Finished {
+  return finished(spawnSync(process.execPath, [...TSX, CLI, ...args], runOptions(env, timeoutMs)));
 }
 
 /** Runs `npx paygate …` to its end without blocking this process (its event loop goes on). */
@@ -117,12 +159,12 @@ export function runCliAsync(args: readonly string[], env: Record<string, string>
   );
 }
 
-function runOptions(env: Record<string, string>) {
+function runOptions(env: Record<string, string>, timeoutMs = 60_000) {
   return {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     encoding: 'utf8' as const,
-    timeout: 60_000,
+    timeout: timeoutMs,
   };
 }
 
