@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Journal } from '@paygate/simulator-kit';
+import { JournalStore } from '@paygate/simulator-kit';
 import type { BookingMode, StatusFileRecord, TransferRecord, UploadRecord } from './model.js';
 
 /** One change to the state; a transaction is a list of them, written as one journal line. */
@@ -26,7 +26,7 @@ interface Snapshot {
  * remembers every `MsgId` taken, across restarts, for the duplicate check. The caller holds the
  * data directory's lock.
  */
-export class Store {
+export class Store extends JournalStore<Change, Snapshot> {
   /** Every file taken from `/upload`, by where it is kept (unique). */
   readonly uploads = new Map<string, UploadRecord>();
   readonly transfers = new Map<string, TransferRecord>();
@@ -39,29 +39,9 @@ export class Store {
   /** The last sequence number handed out (identifiers, file names). */
   seq = 0;
 
-  readonly #journal: Journal<Change, Snapshot>;
-
-  constructor(readonly dir: string) {
-    this.#journal = new Journal<Change, Snapshot>(dir, {
-      apply: (change) => this.#apply(change),
-      snapshot: () => ({
-        version: 1,
-        instance: this.instance,
-        seq: this.seq,
-        mode: this.mode,
-        uploads: [...this.uploads.values()],
-        transfers: [...this.transfers.values()],
-        files: [...this.files.values()],
-      }),
-      restore: (snapshot) => {
-        this.instance = snapshot.instance;
-        this.seq = snapshot.seq;
-        this.mode = snapshot.mode;
-        for (const v of snapshot.uploads) this.#apply({ t: 'upload', v });
-        for (const v of snapshot.transfers) this.#apply({ t: 'transfer', v });
-        for (const v of snapshot.files) this.#apply({ t: 'file', v });
-      },
-    });
+  constructor(dir: string) {
+    super(dir);
+    this.open();
   }
 
   /** The transfers with this end-to-end id, newest first. */
@@ -69,16 +49,28 @@ export class Store {
     return [...this.transfers.values()].filter((t) => t.endToEndId === endToEndId).reverse();
   }
 
-  /** Applies the changes in memory and makes them durable, as one transaction. */
-  commit(changes: readonly Change[]): void {
-    this.#journal.commit(changes);
+  protected override snapshot(): Snapshot {
+    return {
+      version: 1,
+      instance: this.instance,
+      seq: this.seq,
+      mode: this.mode,
+      uploads: [...this.uploads.values()],
+      transfers: [...this.transfers.values()],
+      files: [...this.files.values()],
+    };
   }
 
-  close(): void {
-    this.#journal.close();
+  protected override restore(snapshot: Snapshot): void {
+    this.instance = snapshot.instance;
+    this.seq = snapshot.seq;
+    this.mode = snapshot.mode;
+    for (const v of snapshot.uploads) this.apply({ t: 'upload', v });
+    for (const v of snapshot.transfers) this.apply({ t: 'transfer', v });
+    for (const v of snapshot.files) this.apply({ t: 'file', v });
   }
 
-  #apply(change: Change): void {
+  protected override apply(change: Change): void {
     switch (change.t) {
       case 'upload':
         this.uploads.set(change.v.keptAs, change.v);

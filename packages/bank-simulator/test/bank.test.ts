@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { readBankFile, validateXml, type Camt054, type Pain002 } from '@paygate/iso20022';
+import { stopSimulator } from '@paygate/simulator-kit/test-support';
 import ssh2 from 'ssh2';
 import {
   BIN,
@@ -13,7 +14,6 @@ import {
   newId,
   pain001,
   startBank,
-  stopBank,
   tempDir,
   transfer,
   waitFor,
@@ -59,7 +59,7 @@ describe('paygate-bank (SFTP, pain.001 in, pain.002 and camt.054 out)', () => {
   });
   after(async () => {
     session?.end();
-    if (bank) assert.equal(await stopBank(bank), 0, 'SIGTERM stops gracefully');
+    if (bank) assert.equal(await stopSimulator(bank), 0, 'SIGTERM stops gracefully');
     temp.remove();
   });
 
@@ -189,7 +189,7 @@ describe('paygate-bank (SFTP, pain.001 in, pain.002 and camt.054 out)', () => {
 
     // The bank restarts: it still knows the MsgId.
     session.end();
-    assert.equal(await stopBank(bank), 0);
+    assert.equal(await stopSimulator(bank), 0);
     bank = await startBank(dataDir, key.publicFile, { BANK_SFTP_PORT: String(bank.sftpPort) });
     session = await connect(bank.sftpPort, { privateKey: key.privateKey, fingerprint: bank.fingerprint });
     assert.equal(bank.fingerprint, JSON.parse(readFileSync(join(dataDir, 'channel.json'), 'utf8')).hostKey);
@@ -391,7 +391,7 @@ describe('paygate-bank (SFTP, pain.001 in, pain.002 and camt.054 out)', () => {
         : undefined;
     }, 'the booking (held)');
     session.end();
-    assert.equal(await stopBank(bank, 'SIGKILL'), null);
+    assert.equal(await stopSimulator(bank, 'SIGKILL'), null);
     bank = await startBank(dataDir, key.publicFile);
     session = await connect(bank.sftpPort, { privateKey: key.privateKey, fingerprint: bank.fingerprint });
     const { body } = await control(bank.controlUrl, '/control/transfers');

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writePain001, type CreditTransfer } from '@paygate/iso20022';
+import { startSimulator } from '@paygate/simulator-kit/test-support';
 import ssh2, { type Client as SshClient, type SFTPWrapper } from 'ssh2';
 import { fingerprintOf, generateSshKeyPair } from '../src/keys.js';
 
@@ -26,19 +26,7 @@ export function clientKey(dir: string, name = 'client'): { privateKey: string; p
   return { privateKey: pair.private, publicFile };
 }
 
-export async function waitFor<T>(
-  probe: () => T | undefined | Promise<T | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { waitFor } from '@paygate/simulator-kit/test-support';
 
 export interface Running {
   readonly child: ChildProcess;
@@ -52,10 +40,10 @@ export interface Running {
 
 /** Starts `paygate-bank` as its own process (as `npx paygate-bank` does) and reads what it prints. */
 export async function startBank(dataDir: string, authorizedKey: string, env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [BIN], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
+  const { child, lines, listening } = await startSimulator<{ sftpPort: number; controlUrl: string }>(
+    BIN,
+    'paygate-bank',
+    {
       BANK_DATA_DIR: dataDir,
       BANK_AUTHORIZED_KEY: authorizedKey,
       BANK_SFTP_PORT: '0',
@@ -64,26 +52,7 @@ export async function startBank(dataDir: string, authorizedKey: string, env: Rec
       BANK_BOOK_AFTER: '300ms',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let buffered = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-  });
-  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-  const listening = await waitFor(
-    () => lines.find((line) => line.includes('"msg":"paygate-bank listening"')),
-    'the bank to listen',
-    30_000,
-  ).catch((error: Error) => {
-    child.kill('SIGKILL');
-    throw new Error(`${error.message}: ${lines.join('\n')}`);
-  });
-  const fields = JSON.parse(listening) as { sftpPort: number; controlUrl: string };
+  );
   const fingerprint = /host key (SHA256:[A-Za-z0-9+/]{43}) /.exec(lines.join('\n'))?.[1] as string;
   const snippet = lines[
     lines.findIndex((line) => line.startsWith('paygate-bank: the sepa-sftp channel')) + 1
@@ -91,18 +60,11 @@ export async function startBank(dataDir: string, authorizedKey: string, env: Rec
   return {
     child,
     lines,
-    sftpPort: fields.sftpPort,
-    controlUrl: fields.controlUrl,
+    sftpPort: listening.sftpPort,
+    controlUrl: listening.controlUrl,
     fingerprint,
     channel: JSON.parse(snippet) as Record<string, unknown>,
   } satisfies Running;
-}
-
-export async function stopBank(running: Running, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (running.child.exitCode !== null) return running.child.exitCode;
-  running.child.kill(signal);
-  const [code] = (await once(running.child, 'exit')) as [number | null];
-  return code;
 }
 
 /** An SFTP session as the platform opens one: host key pinned by fingerprint, public-key authentication. */

@@ -1,19 +1,6 @@
 #!/usr/bin/env node
-// `npx paygate-pix`: the Pix API provider simulator. Runs the build (npm ci builds it); from a
-// checkout without a build it runs the TypeScript sources through tsx, with workspace packages
-// (@paygate/pix) resolved to their sources too (the "source" export condition).
-import { existsSync } from 'node:fs';
-import { register } from 'node:module';
+// `npx paygate-pix`: the Pix API provider simulator. Runs the build, or from a checkout without a
+// build the TypeScript sources through tsx (@paygate/simulator-kit/launch.js).
+import { launch } from '@paygate/simulator-kit/launch';
 
-const built = new URL('../dist/main.js', import.meta.url);
-if (existsSync(built)) {
-  await import(built.href);
-} else {
-  const sourceFirst =
-    'export async function resolve(specifier, context, next) {' +
-    " return next(specifier, { ...context, conditions: [...new Set(['source', ...context.conditions])] }); }";
-  register(`data:text/javascript,${encodeURIComponent(sourceFirst)}`);
-  const tsx = await import('tsx/esm/api');
-  tsx.register();
-  await import(new URL('../src/main.ts', import.meta.url).href);
-}
+await launch(import.meta.url);

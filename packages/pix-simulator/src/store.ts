@@ -1,4 +1,4 @@
-import { Journal } from '@paygate/simulator-kit';
+import { JournalStore } from '@paygate/simulator-kit';
 import type { CobRecord, NotificationMode, OutboxEntry, WebhookRecord } from './model.js';
 
 /** One change to the state; a transaction is a list of them, written as one journal line. */
@@ -26,7 +26,7 @@ interface Snapshot {
  * after a clean stop or a kill -9 replays it, a torn last line is dropped). The caller holds the
  * directory's lock (`createSimulator` takes it first).
  */
-export class Store {
+export class Store extends JournalStore<Change, Snapshot> {
   readonly cobs = new Map<string, CobRecord>();
   readonly webhooks = new Map<string, WebhookRecord>();
   readonly outbox = new Map<string, OutboxEntry>();
@@ -34,39 +34,31 @@ export class Store {
   /** Tokens issued under an older epoch are revoked. */
   tokenEpoch = 0;
 
-  readonly #journal: Journal<Change, Snapshot>;
-
-  constructor(readonly dir: string) {
-    this.#journal = new Journal<Change, Snapshot>(dir, {
-      apply: (change) => this.#apply(change),
-      snapshot: () => ({
-        version: 1,
-        cobs: [...this.cobs.values()],
-        webhooks: [...this.webhooks.values()],
-        outbox: [...this.outbox.values()],
-        mode: this.mode,
-        tokenEpoch: this.tokenEpoch,
-      }),
-      restore: (snapshot) => {
-        for (const v of snapshot.cobs) this.#apply({ t: 'cob', v });
-        for (const v of snapshot.webhooks) this.#apply({ t: 'webhook', v });
-        for (const v of snapshot.outbox) this.#apply({ t: 'outbox', v });
-        this.mode = snapshot.mode;
-        this.tokenEpoch = snapshot.tokenEpoch;
-      },
-    });
+  constructor(dir: string) {
+    super(dir);
+    this.open();
   }
 
-  /** Applies the changes in memory and makes them durable, as one transaction. */
-  commit(changes: readonly Change[]): void {
-    this.#journal.commit(changes);
+  protected override snapshot(): Snapshot {
+    return {
+      version: 1,
+      cobs: [...this.cobs.values()],
+      webhooks: [...this.webhooks.values()],
+      outbox: [...this.outbox.values()],
+      mode: this.mode,
+      tokenEpoch: this.tokenEpoch,
+    };
   }
 
-  close(): void {
-    this.#journal.close();
+  protected override restore(snapshot: Snapshot): void {
+    for (const v of snapshot.cobs) this.apply({ t: 'cob', v });
+    for (const v of snapshot.webhooks) this.apply({ t: 'webhook', v });
+    for (const v of snapshot.outbox) this.apply({ t: 'outbox', v });
+    this.mode = snapshot.mode;
+    this.tokenEpoch = snapshot.tokenEpoch;
   }
 
-  #apply(change: Change): void {
+  protected override apply(change: Change): void {
     switch (change.t) {
       case 'cob':
         this.cobs.set(change.v.txid, change.v);

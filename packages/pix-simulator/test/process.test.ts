@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { Cob } from '@paygate/pix';
+import { startSimulator, stopSimulator } from '@paygate/simulator-kit/test-support';
 import { clientTls, cobBody, control, newTxid, pixClient, startReceiver, tempDir, waitFor } from './helpers.js';
 import { tlsFiles } from '../src/certs.js';
 
@@ -21,43 +21,17 @@ interface Running {
 
 /** Starts `paygate-pix` as its own process (as `npx paygate-pix` does) and waits for its "listening" line. */
 async function startProcess(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
-  const child = spawn(process.execPath, [BIN], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      PIX_DATA_DIR: dataDir,
-      PIX_PORT: '0',
-      PIX_CONTROL_PORT: '0',
-      PIX_TICK_MS: '20',
-      PIX_RETRY_BASE_MS: '20',
-      PIX_RETRY_MAX_MS: '50',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, lines, listening } = await startSimulator<{ url: string; controlUrl: string }>(BIN, 'paygate-pix', {
+    PIX_DATA_DIR: dataDir,
+    PIX_PORT: '0',
+    PIX_CONTROL_PORT: '0',
+    PIX_TICK_MS: '20',
+    PIX_RETRY_BASE_MS: '20',
+    PIX_RETRY_MAX_MS: '50',
+    ...env,
   });
-  const lines: string[] = [];
-  let buffered = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-  });
-  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-  await waitFor(() => lines.some((line) => line.includes('paygate-pix listening')), 'the simulator to listen', 30_000);
-  const listening = JSON.parse(lines.find((line) => line.includes('paygate-pix listening')) as string) as {
-    url: string;
-    controlUrl: string;
-  };
   const snippet = lines[lines.findIndex((line) => line.startsWith('paygate-pix: the pix-api channel')) + 1] as string;
   return { child, url: listening.url, controlUrl: listening.controlUrl, lines, channel: JSON.parse(snippet) };
-}
-
-async function stop(running: Running, signal: NodeJS.Signals): Promise<number | null> {
-  if (running.child.exitCode !== null) return running.child.exitCode;
-  running.child.kill(signal);
-  const [code] = (await once(running.child, 'exit')) as [number | null];
-  return code;
 }
 
 function clientFor(running: Running, dataDir: string) {
@@ -89,11 +63,11 @@ describe('the paygate-pix process', () => {
         role: 'paygate-pix',
       });
     } finally {
-      assert.equal(await stop(first, 'SIGTERM'), 0, 'SIGTERM stops gracefully');
+      assert.equal(await stopSimulator(first, 'SIGTERM'), 0, 'SIGTERM stops gracefully');
     }
     // Released on exit: the directory can be used again.
     const third = await startProcess(dir);
-    await stop(third, 'SIGTERM');
+    await stopSimulator(third, 'SIGTERM');
   });
 
   test('a bad setting stops the start with one line', () => {
@@ -117,7 +91,7 @@ describe('the paygate-pix process', () => {
     assert.equal(created.status, 201);
     const hook = `/webhook/${encodeURIComponent(first.channel.pixKey!)}`;
     await client.call('PUT', hook, token, { webhookUrl: 'http://127.0.0.1:1/channels/pix/notifications' });
-    assert.equal(await stop(first, 'SIGTERM'), 0);
+    assert.equal(await stopSimulator(first, 'SIGTERM'), 0);
     assert.ok(first.lines.some((line) => line.includes('"msg":"stopped"')));
     for (const line of first.lines.filter((l) => l.startsWith('{"level"'))) JSON.parse(line);
 
@@ -132,7 +106,7 @@ describe('the paygate-pix process', () => {
       assert.deepEqual(cob.body, created.body);
       assert.equal((await again.call('GET', hook, token)).status, 200);
     } finally {
-      await stop(second, 'SIGTERM');
+      await stopSimulator(second, 'SIGTERM');
     }
   });
 
@@ -155,7 +129,7 @@ describe('the paygate-pix process', () => {
       });
       assert.equal(paid.status, 200);
       await waitFor(() => receiver.attempts.length === 1, 'the callback to be in flight');
-      await stop(first, 'SIGKILL');
+      await stopSimulator(first, 'SIGKILL');
       assert.equal(receiver.received.length, 0);
 
       const second = await startProcess(dir);
@@ -167,7 +141,7 @@ describe('the paygate-pix process', () => {
         assert.deepEqual(cob.pix?.[0]?.pagador, { nome: 'Ana', cpf: '00012345678' });
         assert.equal(cob.pix?.[0]?.endToEndId, paid.body.pix[0].endToEndId);
       } finally {
-        await stop(second, 'SIGTERM');
+        await stopSimulator(second, 'SIGTERM');
       }
     } finally {
       await receiver.close();

@@ -1,4 +1,4 @@
-import { type DirectoryLock, Journal, lockDirectory } from '@paygate/simulator-kit';
+import { type DirectoryLock, JournalStore, lockDirectory } from '@paygate/simulator-kit';
 import type { Charge, NotificationMode, OutboxEntry, Transfer } from './model.js';
 
 /** One change to the state; a transaction is a list of them, written as one journal line. */
@@ -25,7 +25,7 @@ interface Snapshot {
  * the owner's pid) before it reads anything, since two writers of one journal would each
  * overwrite the other's snapshot.
  */
-export class Store {
+export class Store extends JournalStore<Change, Snapshot> {
   readonly charges = new Map<string, Charge>();
   readonly transfers = new Map<string, Transfer>();
   readonly outbox = new Map<string, OutboxEntry>();
@@ -35,48 +35,49 @@ export class Store {
   /** Counts committed transactions since start (lets writers of derived files skip unchanged state). */
   version = 0;
 
-  readonly #journal: Journal<Change, Snapshot>;
   readonly #lock: DirectoryLock;
 
-  constructor(readonly dir: string) {
+  constructor(dir: string) {
+    super(dir);
     this.#lock = lockDirectory(dir, 'paygate-psp');
     try {
-      this.#journal = new Journal<Change, Snapshot>(dir, {
-        apply: (change) => this.#apply(change),
-        snapshot: () => ({
-          version: 1,
-          charges: [...this.charges.values()],
-          transfers: [...this.transfers.values()],
-          outbox: [...this.outbox.values()],
-          mode: this.mode,
-        }),
-        restore: (snapshot) => {
-          for (const v of snapshot.charges) this.#apply({ t: 'charge', v });
-          for (const v of snapshot.transfers) this.#apply({ t: 'transfer', v });
-          for (const v of snapshot.outbox) this.#apply({ t: 'outbox', v });
-          this.mode = snapshot.mode;
-        },
-      });
+      this.open();
     } catch (error) {
       this.#lock.release();
       throw error;
     }
   }
 
-  /** Applies the changes in memory and makes them durable, as one transaction. */
-  commit(changes: readonly Change[]): void {
+  override commit(changes: readonly Change[]): void {
     if (changes.length === 0) return;
-    this.#journal.commit(changes);
+    super.commit(changes);
     this.version++;
   }
 
-  close(): void {
-    if (this.#journal.closed) return;
-    this.#journal.close();
+  override close(): void {
+    if (this.closed) return;
+    super.close();
     this.#lock.release();
   }
 
-  #apply(change: Change): void {
+  protected override snapshot(): Snapshot {
+    return {
+      version: 1,
+      charges: [...this.charges.values()],
+      transfers: [...this.transfers.values()],
+      outbox: [...this.outbox.values()],
+      mode: this.mode,
+    };
+  }
+
+  protected override restore(snapshot: Snapshot): void {
+    for (const v of snapshot.charges) this.apply({ t: 'charge', v });
+    for (const v of snapshot.transfers) this.apply({ t: 'transfer', v });
+    for (const v of snapshot.outbox) this.apply({ t: 'outbox', v });
+    this.mode = snapshot.mode;
+  }
+
+  protected override apply(change: Change): void {
     switch (change.t) {
       case 'charge':
         this.charges.set(change.v.id, change.v);

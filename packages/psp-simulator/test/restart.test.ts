@@ -1,41 +1,20 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
+import { startSimulator, stopSimulator } from '@paygate/simulator-kit/test-support';
 import { SECRET, call, control, orderNo, startReceiver, tempDir, waitFor } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../bin/paygate-psp.js', import.meta.url));
 
 /** Starts `paygate-psp` as its own process (as `npx paygate-psp` does) and waits for its "listening" line. */
-async function startProcess(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; url: string; lines: string[] }> {
-  const child = spawn(process.execPath, [BIN], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      PSP_PORT: '0',
-      PSP_TICK_MS: '20',
-      PSP_RETRY_BASE_MS: '20',
-      PSP_RETRY_MAX_MS: '50',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let buffered = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-  });
-  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-  await waitFor(() => lines.some((line) => line.includes('paygate-psp listening')), 'the simulator to listen', 20_000);
-  const listening = JSON.parse(lines.find((line) => line.includes('paygate-psp listening')) as string) as {
-    url: string;
-  };
+async function startProcess(env: Record<string, string>) {
+  const { child, lines, listening } = await startSimulator<{ url: string }>(
+    BIN,
+    'paygate-psp',
+    { PSP_PORT: '0', PSP_TICK_MS: '20', PSP_RETRY_BASE_MS: '20', PSP_RETRY_MAX_MS: '50', ...env },
+    20_000,
+  );
   return { child, url: listening.url, lines };
 }
 
@@ -70,13 +49,11 @@ describe('the paygate-psp process', () => {
         ),
       );
     } finally {
-      first.child.kill('SIGKILL');
-      await once(first.child, 'exit');
+      await stopSimulator(first, 'SIGKILL');
     }
     // The kernel dropped the dead owner's lock: the next start is not blocked.
     const next = await startProcess(env);
-    next.child.kill('SIGTERM');
-    await once(next.child, 'exit');
+    await stopSimulator(next);
   });
 
   test('kill -9 with a notification pending: after a restart it is delivered, same bytes; state intact', async () => {
@@ -109,8 +86,7 @@ describe('the paygate-psp process', () => {
         },
       );
       await waitFor(() => receiver.attempts.length >= 2, 'failed attempts before the kill');
-      first.child.kill('SIGKILL');
-      await once(first.child, 'exit');
+      await stopSimulator(first, 'SIGKILL');
       const before = receiver.attempts[0]?.raw;
       assert.ok(before);
       assert.equal(receiver.received.length, 0);
@@ -136,9 +112,7 @@ describe('the paygate-psp process', () => {
       assert.equal(again.status, 200);
       assert.equal(again.body.id, created.body.id);
 
-      second.child.kill('SIGTERM');
-      const [code] = (await once(second.child, 'exit')) as [number | null];
-      assert.equal(code, 0, 'SIGTERM stops gracefully');
+      assert.equal(await stopSimulator(second), 0, 'SIGTERM stops gracefully');
       assert.ok(second.lines.some((line) => line.includes('"msg":"stopped"')));
       for (const line of second.lines.filter((l) => l.startsWith('{'))) JSON.parse(line); // JSON lines
     } finally {

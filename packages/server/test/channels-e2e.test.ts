@@ -17,9 +17,8 @@
  * One simulator, one platform and one merchant per database; the cases share them.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -36,13 +35,20 @@ import {
 } from '@paygate/merchant';
 import { generateSigningKey } from '@paygate/protocol';
 import { sign } from '@paygate/psp-simulator/auth';
-import { databases, freshPostgres } from './harness.js';
+import { databases, type DatabaseKind } from './harness.js';
+import {
+  productionStorage,
+  PSP_SIMULATOR,
+  runCli,
+  type Spawned,
+  spawnNode,
+  spawnPlatform,
+  stopSpawned,
+  waitFor,
+  waitForLine,
+} from './spawned.js';
+import { freePort } from './sshd-fixture.js';
 import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
-
-const ROOT = join(import.meta.dirname, '../../..');
-const SERVER = join(ROOT, 'packages/server/src/main.ts');
-const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
-const PSP = join(ROOT, 'packages/psp-simulator/src/main.ts');
 
 const SECRET = 'e2e-psp-secret-0123456789abcdef';
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
@@ -54,67 +60,10 @@ const EXPIRY_MS = 20_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-/** A free loopback port (the simulator must come back on the same one after a restart). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 // ---------------------------------------------------------------- processes
 
-interface Proc {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function spawnNode(script: string, env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_OPTIONS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function waitForLine(proc: Proc, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = pattern.exec(proc.output());
-    if (match) return match;
-    if (proc.child.exitCode !== null || Date.now() > deadline) {
-      proc.child.kill('SIGKILL');
-      throw new Error(`no ${pattern} from the process:\n${proc.output().slice(-4000)}`);
-    }
-    await sleep(50);
-  }
-}
-
-async function stopProc(proc: Proc | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  proc.child.kill(signal);
-  await proc.exited;
-}
-
 /** Log lines at error level or worse (a fault of ours). */
-function errorLines(proc: Proc): string[] {
+function errorLines(proc: Spawned): string[] {
   return proc
     .output()
     .split('\n')
@@ -221,13 +170,13 @@ function referenceOf(entry: Relayed): string | undefined {
 // ---------------------------------------------------------------- the world of one database
 
 interface World {
-  readonly database: string;
+  readonly database: DatabaseKind;
   readonly dir: string;
   readonly pspPort: number;
   readonly pspUrl: string;
   readonly pspDataDir: string;
-  psp: Proc;
-  platform: Proc | undefined;
+  psp: Spawned;
+  platform: Spawned | undefined;
   platformUrl: string;
   readonly platformEnv: Record<string, string>;
   readonly relay: Awaited<ReturnType<typeof startRelay>>;
@@ -238,8 +187,8 @@ interface World {
   readonly expiring: Payment;
 }
 
-async function startPsp(port: number, dataDir: string): Promise<Proc> {
-  const proc = spawnNode(PSP, {
+async function startPsp(port: number, dataDir: string): Promise<Spawned> {
+  const proc = spawnNode(PSP_SIMULATOR, {
     HOST: '127.0.0.1',
     PSP_PORT: String(port),
     PSP_SECRET: SECRET,
@@ -252,12 +201,6 @@ async function startPsp(port: number, dataDir: string): Promise<Proc> {
   });
   await waitForLine(proc, /paygate-psp listening/);
   return proc;
-}
-
-async function startPlatformProc(env: Record<string, string>): Promise<{ proc: Proc; url: string }> {
-  const proc = spawnNode(SERVER, env);
-  const match = await waitForLine(proc, /"url":"(http:\/\/[^"]+)".*"msg":"paygate listening"/);
-  return { proc, url: match[1] as string };
 }
 
 async function admin<T>(world: World, method: string, path: string, body?: unknown): Promise<T> {
@@ -274,7 +217,7 @@ async function admin<T>(world: World, method: string, path: string, body?: unkno
   return json.data;
 }
 
-async function startWorld(database: string): Promise<World> {
+async function startWorld(database: DatabaseKind): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), 'paygate-channels-e2e-'));
   const pspPort = await freePort();
   const pspUrl = `http://127.0.0.1:${pspPort}`;
@@ -303,17 +246,7 @@ async function startWorld(database: string): Promise<World> {
   // As docs/channels.md's walkthrough keeps it: a file only its owner can read.
   const masterKeyFile = join(dir, 'live-master.key');
   writeFileSync(masterKeyFile, `${MASTER_KEY}\n`, { mode: 0o600 });
-  let dropDb: (() => Promise<void>) | undefined;
-  const storage: Record<string, string> = {};
-  if (database === 'postgres') {
-    const db = await freshPostgres();
-    storage.DATABASE_URL = db.url;
-    dropDb = db.drop;
-  } else {
-    storage.PAYGATE_DATA_DIR = join(dir, 'platform');
-    storage.PAYGATE_EMBEDDED_PRODUCTION = 'true';
-    mkdirSync(storage.PAYGATE_DATA_DIR, { recursive: true });
-  }
+  const storage = await productionStorage(database, dir);
   const platformEnv: Record<string, string> = {
     HOST: '127.0.0.1',
     PORT: '0',
@@ -329,9 +262,9 @@ async function startWorld(database: string): Promise<World> {
     PAYGATE_WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
     NODE_EXTRA_CA_CERTS: certFile,
     LOG_LEVEL: 'info',
-    ...storage,
+    ...storage.env,
   };
-  const started = await startPlatformProc(platformEnv);
+  const started = await spawnPlatform(platformEnv);
   relay.relay.upstream = started.url;
 
   // The merchant: onboarded through the operator API; its own key never leaves this process.
@@ -379,21 +312,21 @@ async function startWorld(database: string): Promise<World> {
     pspUrl,
     pspDataDir,
     psp,
-    platform: started.proc,
+    platform: started,
     platformUrl: started.url,
     platformEnv,
     relay,
     receiver,
     shop,
-    dropDb,
+    dropDb: storage.drop,
     expiring,
   };
 }
 
 async function stopWorld(world: World | undefined): Promise<void> {
   if (!world) return;
-  await stopProc(world.platform);
-  await stopProc(world.psp);
+  await stopSpawned(world.platform);
+  await stopSpawned(world.psp);
   await world.relay.close();
   await world.receiver.close();
   await world.dropDb?.();
@@ -626,8 +559,7 @@ for (const database of databases()) {
 
       // The channel down: the cancel is refused and nothing changes.
       const kept = await world.shop.payments.create(paymentOf(world.receiver.url, '23.00'));
-      world.psp.child.kill('SIGKILL');
-      await world.psp.exited;
+      await stopSpawned(world.psp, 'SIGKILL');
       try {
         const down = await apiError(world.shop.payments.cancel({ orderNo: kept.orderNo }, { retries: 0 }));
         assert.equal(down.status, 503);
@@ -898,8 +830,7 @@ for (const database of databases()) {
         0,
         'the second waits behind it',
       );
-      world.psp.child.kill('SIGKILL');
-      await world.psp.exited;
+      await stopSpawned(world.psp, 'SIGKILL');
       world.relay.relay.holdReference = undefined;
       assert.equal((await world.shop.payments.query({ orderNo: second.orderNo })).status, 'PENDING');
 
@@ -931,8 +862,7 @@ for (const database of databases()) {
       const payout = await world.shop.payouts.create(payoutOf(world.receiver.url, '30.00'));
       const start = await brl(world);
       // Down: connection refused.
-      world.psp.child.kill('SIGKILL');
-      await world.psp.exited;
+      await stopSpawned(world.psp, 'SIGKILL');
       try {
         const refused = await apiError(world.shop.payouts.confirm({ orderNo: payout.orderNo }, { retries: 0 }));
         assert.equal(refused.status, 503);
@@ -1078,19 +1008,13 @@ for (const database of databases()) {
       // The real command line, against the platform's own database (the embedded one is the
       // server process's while it runs, so the platform stops first there).
       if (database === 'pglite') {
-        await stopProc(world.platform);
+        await stopSpawned(world.platform);
       }
-      const storage =
+      const storage: Record<string, string> =
         database === 'pglite'
           ? { PAYGATE_DATA_DIR: world.platformEnv.PAYGATE_DATA_DIR as string }
           : { DATABASE_URL: world.platformEnv.DATABASE_URL as string };
-      const cli = (...args: string[]) =>
-        spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', CLI, ...args], {
-          cwd: ROOT,
-          env: { ...process.env, NODE_OPTIONS: '', PAYGATE_MASTER_KEY: MASTER_KEY, ...storage },
-          encoding: 'utf8',
-          timeout: 120_000,
-        });
+      const cli = (...args: string[]) => runCli(args, { PAYGATE_MASTER_KEY: MASTER_KEY, ...storage }, 120_000);
       const clean = cli('reconcile', '--channel', 'sim', '--file', file);
       const cleanReport = cli('reconcile', '--channel', 'sim', '--file', file, '--json');
       const report = JSON.parse(cleanReport.stdout) as {

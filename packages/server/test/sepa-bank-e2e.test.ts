@@ -15,9 +15,8 @@
  * FAILED and then REFUNDED webhooks with the refund fields, and the balance matches to the cent.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -26,68 +25,27 @@ import { after, before, describe, it } from 'node:test';
 import { validateXml } from '@paygate/iso20022';
 import { nodeWebhookHandler, PaygateClient, type Payout, type WebhookEvent, WebhookVerifier } from '@paygate/merchant';
 import { generateSigningKey } from '@paygate/protocol';
-import { databases, freshPostgres } from './harness.js';
+import { databases } from './harness.js';
+import {
+  BANK_SIMULATOR,
+  productionStorage,
+  PSP_SIMULATOR,
+  runCliAsync,
+  type Spawned,
+  spawnNode,
+  spawnPlatform,
+  stopSpawned,
+  waitFor,
+  waitForLine,
+} from './spawned.js';
 import { freePort, sshKeyPair } from './sshd-fixture.js';
 import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
 
-const ROOT = join(import.meta.dirname, '../../..');
-const SERVER = join(ROOT, 'packages/server/src/main.ts');
-const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
-const BANK = join(ROOT, 'packages/bank-simulator/src/main.ts');
-const PSP = join(ROOT, 'packages/psp-simulator/src/main.ts');
 const SECRET = 'e2e-psp-secret-0123456789abcdef';
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 const MASTER_KEY = Buffer.alloc(32, 11).toString('base64');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 40_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-interface Proc {
-  readonly child: ChildProcess;
-  readonly output: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-function spawnNode(script: string, env: Record<string, string>, args: string[] = []): Proc {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_OPTIONS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function waitForLine(proc: Proc, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = pattern.exec(proc.output());
-    if (match) return match;
-    if (proc.child.exitCode !== null || Date.now() > deadline) {
-      proc.child.kill('SIGKILL');
-      throw new Error(`no ${pattern} from the process:\n${proc.output().slice(-4000)}`);
-    }
-    await sleep(50);
-  }
-}
-
-async function stopProc(proc: Proc | undefined): Promise<void> {
-  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  proc.child.kill('SIGTERM');
-  await proc.exited;
-}
 
 async function post(url: string, body: unknown): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url, {
@@ -102,9 +60,9 @@ async function post(url: string, body: unknown): Promise<{ status: number; body:
 for (const database of databases()) {
   describe(`SEPA payouts through paygate-bank (${database})`, () => {
     const dir = mkdtempSync(join(tmpdir(), 'paygate-sepa-e2e-'));
-    let bank: Proc | undefined;
-    let psp: Proc | undefined;
-    let platform: Proc | undefined;
+    let bank: Spawned | undefined;
+    let psp: Spawned | undefined;
+    let platform: Spawned | undefined;
     let dropDb: (() => Promise<void>) | undefined;
     let bankControl = '';
     let bankDataDir = '';
@@ -124,7 +82,7 @@ for (const database of databases()) {
       writeFileSync(`${privateKeyFile}.pub`, `${keys.publicKey}\n`);
       bankDataDir = join(dir, 'bank');
       const bankPort = await freePort();
-      bank = spawnNode(BANK, {
+      bank = spawnNode(BANK_SIMULATOR, {
         HOST: '127.0.0.1',
         BANK_SFTP_PORT: String(await freePort()),
         BANK_PORT: String(bankPort),
@@ -142,7 +100,7 @@ for (const database of databases()) {
 
       const pspPort = await freePort();
       pspUrl = `http://127.0.0.1:${pspPort}`;
-      psp = spawnNode(PSP, {
+      psp = spawnNode(PSP_SIMULATOR, {
         HOST: '127.0.0.1',
         PSP_PORT: String(pspPort),
         PSP_SECRET: SECRET,
@@ -171,16 +129,8 @@ for (const database of databases()) {
       );
       const certFile = join(dir, 'receiver-cert.pem');
       writeFileSync(certFile, RECEIVER_CERT);
-      const storage: Record<string, string> = {};
-      if (database === 'postgres') {
-        const db = await freshPostgres();
-        storage.DATABASE_URL = db.url;
-        dropDb = db.drop;
-      } else {
-        storage.PAYGATE_DATA_DIR = join(dir, 'platform');
-        storage.PAYGATE_EMBEDDED_PRODUCTION = 'true';
-        mkdirSync(storage.PAYGATE_DATA_DIR, { recursive: true });
-      }
+      const storage = await productionStorage(database, dir);
+      dropDb = storage.drop;
       const port = await freePort();
       platformUrl = `http://127.0.0.1:${port}`;
       platformEnv = {
@@ -196,10 +146,9 @@ for (const database of databases()) {
         PAYGATE_WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s',
         NODE_EXTRA_CA_CERTS: certFile,
         LOG_LEVEL: 'info',
-        ...storage,
+        ...storage.env,
       };
-      platform = spawnNode(SERVER, platformEnv);
-      await waitForLine(platform, /"msg":"paygate listening"/);
+      platform = await spawnPlatform(platformEnv);
 
       const key = generateSigningKey();
       const onboarded = await fetch(`${platformUrl}/admin/v1/merchants`, {
@@ -237,9 +186,9 @@ for (const database of databases()) {
     });
 
     after(async () => {
-      await stopProc(platform);
-      await stopProc(bank);
-      await stopProc(psp);
+      await stopSpawned(platform);
+      await stopSpawned(bank);
+      await stopSpawned(psp);
       await closeReceiver();
       await dropDb?.();
       rmSync(dir, { recursive: true, force: true });
@@ -371,15 +320,12 @@ for (const database of databases()) {
       assert.equal(cents(balance?.reserved ?? '1'), 0);
 
       // The operator sees the file sent and the bank's files read.
-      const cli = spawnNode(CLI, { PAYGATE_URL: platformUrl, PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN }, [
-        'channels',
-        'files',
-        '--channel',
-        'bank',
-        '--json',
-      ]);
-      assert.equal(await cli.exited, 0, cli.output());
-      const listed = JSON.parse(cli.output()) as {
+      const cli = await runCliAsync(['channels', 'files', '--channel', 'bank', '--json'], {
+        PAYGATE_URL: platformUrl,
+        PAYGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      });
+      assert.equal(cli.status, 0, cli.stderr);
+      const listed = JSON.parse(cli.stdout) as {
         sent: { msgId: string; state: string }[];
         received: { state: string }[];
       };
@@ -410,8 +356,7 @@ for (const database of databases()) {
       );
       platform?.child.kill('SIGKILL');
       await platform?.exited;
-      platform = spawnNode(SERVER, platformEnv);
-      await waitForLine(platform, /"msg":"paygate listening"/);
+      platform = await spawnPlatform(platformEnv);
       for (const payout of created) await final(payout.orderNo, 'SUCCEEDED');
       const answer = (await (await fetch(`${bankControl}/files`)).json()) as {
         data?: { uploads: { msgId: string; outcome: string; keptAs: string }[] };

@@ -1,25 +1,90 @@
-// The platform and its command line as separate processes, as an operator runs them: for tests of
-// what only a process shows (exit codes and the line on stderr, a SIGKILL, a second process on the
-// same data directory).
+// The platform, its command line and the simulators as separate processes, as an operator runs
+// them: for tests of what only a process shows (exit codes and the line on stderr, a SIGKILL, a
+// second process on the same data directory) and for the end-to-end tests.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { boxPublicKeyFrom, generateSigningKey } from '@paygate/protocol';
-import type { TestMerchant } from './harness.js';
+import { type DatabaseKind, freshPostgres, type TestMerchant } from './harness.js';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const SERVER = join(ROOT, 'packages/server/src/main.ts');
 const CLI = join(ROOT, 'packages/server/src/cli/main.ts');
+/** `npx paygate-psp`'s entry point, run from its sources. */
+export const PSP_SIMULATOR = join(ROOT, 'packages/psp-simulator/src/main.ts');
+/** `npx paygate-bank`'s entry point, run from its sources. */
+export const BANK_SIMULATOR = join(ROOT, 'packages/bank-simulator/src/main.ts');
 const TSX = ['--conditions=source', '--import', 'tsx'];
 
-/** A platform process that is listening. */
-export interface SpawnedPlatform {
+/**
+ * Calls `probe` every 50 ms until it gives a value other than undefined or false, and resolves
+ * that value; rejects after `timeoutMs` (default 40 s: an end-to-end step crosses processes)
+ * naming `what`.
+ */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 40_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** A process started from this repository's TypeScript sources: the platform, its command line, a simulator. */
+export interface Spawned {
   readonly child: ChildProcess;
-  readonly url: string;
-  readonly exited: Promise<unknown>;
+  /** Resolves its exit code once it has exited (null: ended by a signal). */
+  readonly exited: Promise<number | null>;
   /** What it printed so far, stdout and stderr together. */
   output(): string;
+}
+
+/** A platform process that is listening. */
+export interface SpawnedPlatform extends Spawned {
+  readonly url: string;
+}
+
+/**
+ * Starts `script` (an entry point's `.ts` in this repository) with `args` as its own process,
+ * through tsx with workspace packages resolved to their sources, with `env` over this process's
+ * environment.
+ */
+export function spawnNode(script: string, env: Record<string, string>, args: readonly string[] = []): Spawned {
+  const child = spawn(process.execPath, [...TSX, script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+/**
+ * Waits at most `timeoutMs` for `pattern` in what `proc` printed and returns the match. A process
+ * that exits first or does not print it in time is killed, and the error shows the end of its
+ * output.
+ */
+export async function waitForLine(proc: Spawned, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(proc.output());
+    if (match) return match;
+    if (proc.child.exitCode !== null || Date.now() > deadline) {
+      proc.child.kill('SIGKILL');
+      throw new Error(`no ${pattern} from the process:\n${proc.output().slice(-4000)}`);
+    }
+    await sleep(50);
+  }
 }
 
 /**
@@ -27,31 +92,34 @@ export interface SpawnedPlatform {
  * `startTimeoutMs`, default 60 s) for it to listen.
  */
 export async function spawnPlatform(env: Record<string, string>, startTimeoutMs = 60_000): Promise<SpawnedPlatform> {
-  const child = spawn(process.execPath, [...TSX, SERVER], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_OPTIONS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const deadline = Date.now() + startTimeoutMs;
-  for (;;) {
-    const match = /"url":"(http:\/\/[^"]+)".*"msg":"paygate listening"/.exec(output);
-    if (match) return { child, url: match[1] as string, exited, output: () => output };
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the platform did not start:\n${output.slice(-4000)}`);
-    }
-    await sleep(50);
-  }
+  const proc = spawnNode(SERVER, env);
+  const match = await waitForLine(proc, /"url":"(http:\/\/[^"]+)".*"msg":"paygate listening"/, startTimeoutMs);
+  return { ...proc, url: match[1] as string };
 }
 
-/** Sends `signal` and waits for the process to be gone. */
-export async function stopSpawned(running: SpawnedPlatform, signal: NodeJS.Signals): Promise<void> {
+/** Sends `signal` to a process still running and waits for it to be gone (nothing for undefined). */
+export async function stopSpawned(running: Spawned | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!running) return;
   if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill(signal);
   await running.exited;
+}
+
+/**
+ * Where a production platform process keeps its data on `database`: a fresh PostgreSQL database
+ * (`DATABASE_URL`; `drop` removes it), or the embedded database in `<dir>/platform`
+ * (`PAYGATE_DATA_DIR`, allowed in production by PAYGATE_EMBEDDED_PRODUCTION).
+ */
+export async function productionStorage(
+  database: DatabaseKind,
+  dir: string,
+): Promise<{ readonly env: Record<string, string>; readonly drop: (() => Promise<void>) | undefined }> {
+  if (database === 'postgres') {
+    const db = await freshPostgres();
+    return { env: { DATABASE_URL: db.url }, drop: db.drop };
+  }
+  const dataDir = join(dir, 'platform');
+  mkdirSync(dataDir, { recursive: true });
+  return { env: { PAYGATE_DATA_DIR: dataDir, PAYGATE_EMBEDDED_PRODUCTION: 'true' }, drop: undefined };
 }
 
 /** What a process that ran to its end said and how it ended. */
@@ -66,9 +134,9 @@ export function runPlatform(env: Record<string, string>): Finished {
   return finished(spawnSync(process.execPath, [...TSX, SERVER], runOptions(env)));
 }
 
-/** Runs `npx paygate …` to its end. */
-export function runCli(args: readonly string[], env: Record<string, string>): Finished {
-  return finished(spawnSync(process.execPath, [...TSX, CLI, ...args], runOptions(env)));
+/** Runs `npx paygate …` to its end (killed after `timeoutMs`). */
+export function runCli(args: readonly string[], env: Record<string, string>, timeoutMs = 60_000): Finished {
+  return finished(spawnSync(process.execPath, [...TSX, CLI, ...args], runOptions(env, timeoutMs)));
 }
 
 /** Runs `npx paygate …` to its end without blocking this process (its event loop goes on). */
@@ -91,12 +159,12 @@ export function runCliAsync(args: readonly string[], env: Record<string, string>
   );
 }
 
-function runOptions(env: Record<string, string>) {
+function runOptions(env: Record<string, string>, timeoutMs = 60_000) {
   return {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     encoding: 'utf8' as const,
-    timeout: 60_000,
+    timeout: timeoutMs,
   };
 }
 

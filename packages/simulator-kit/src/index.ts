@@ -29,5 +29,5 @@ export {
   type ControlRoutes,
 } from './control.js';
 export { writeFileAtomic } from './files.js';
-export { Journal, type JournalOptions, type JournalState } from './journal.js';
+export { Journal, JournalStore, type JournalOptions, type JournalState } from './journal.js';
 export { isStartRefusal, runSimulator, type Banner, type Runnable, type SimulatorProgram } from './main.js';

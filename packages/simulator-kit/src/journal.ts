@@ -110,3 +110,65 @@ export class Journal<Change, Snapshot> {
     return openSync(this.journalPath, 'a');
   }
 }
+
+/**
+ * The part of a simulator's store that each simulator would otherwise repeat: the journal over
+ * its own records, one transaction per `commit`, and `close`. A simulator extends it with its
+ * records (its maps and fields, declared in its own package), says how one change applies to them
+ * and what its snapshot holds, and calls {@link JournalStore.open} as the last line of its
+ * constructor.
+ */
+export abstract class JournalStore<Change, Snapshot> {
+  readonly #options: JournalOptions;
+  #journal: Journal<Change, Snapshot> | undefined;
+
+  constructor(
+    readonly dir: string,
+    options: JournalOptions = {},
+  ) {
+    this.#options = options;
+  }
+
+  /** Applies one change to the records in memory (on load and on commit). */
+  protected abstract apply(change: Change): void;
+  /** All the records, as the snapshot written when the journal is compacted. */
+  protected abstract snapshot(): Snapshot;
+  /** Loads a snapshot read from disk into the (empty) records. */
+  protected abstract restore(snapshot: Snapshot): void;
+
+  /**
+   * Loads the state from the directory (snapshot, then journal). Not done by this constructor: a
+   * subclass's fields (its maps) exist only once this constructor has returned, and loading
+   * applies changes to them.
+   */
+  protected open(): void {
+    this.#journal = new Journal<Change, Snapshot>(
+      this.dir,
+      {
+        apply: (change) => this.apply(change),
+        snapshot: () => this.snapshot(),
+        restore: (snapshot) => this.restore(snapshot),
+      },
+      this.#options,
+    );
+  }
+
+  get closed(): boolean {
+    return this.#opened().closed;
+  }
+
+  /** Makes the changes durable, then applies them in memory, as one transaction. */
+  commit(changes: readonly Change[]): void {
+    this.#opened().commit(changes);
+  }
+
+  /** Compacts and closes. Idempotent. */
+  close(): void {
+    this.#opened().close();
+  }
+
+  #opened(): Journal<Change, Snapshot> {
+    if (!this.#journal) throw new Error('the store was not opened (its constructor must call open())');
+    return this.#journal;
+  }
+}

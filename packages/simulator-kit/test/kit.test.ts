@@ -13,6 +13,7 @@ import {
   envDuration,
   envInteger,
   Journal,
+  JournalStore,
   writeFileAtomic,
 } from '../src/index.js';
 
@@ -94,6 +95,63 @@ describe('Journal', () => {
     try {
       writeFileAtomic(join(temp.dir, 'out.txt'), 'one', { temporary: join(temp.dir, '.out.part') });
       assert.equal(readFileSync(join(temp.dir, 'out.txt'), 'utf8'), 'one');
+    } finally {
+      temp.remove();
+    }
+  });
+});
+
+/** A store the way a simulator declares one on the kit's base: its records, apply, snapshot, restore. */
+class CounterStore extends JournalStore<Change, { values: [string, number][] }> {
+  readonly values = new Map<string, number>();
+
+  constructor(dir: string, open = true) {
+    super(dir);
+    if (open) this.open();
+  }
+
+  protected override apply(change: Change): void {
+    if (change.t === 'set') this.values.set(change.k, change.v);
+    else this.values.delete(change.k);
+  }
+
+  protected override snapshot() {
+    return { values: [...this.values] };
+  }
+
+  protected override restore(snapshot: { values: [string, number][] }): void {
+    for (const [k, v] of snapshot.values) this.values.set(k, v);
+  }
+}
+
+describe('JournalStore', () => {
+  test("loads into the subclass's own maps, commits, closes once, and reopens with the same records", () => {
+    const temp = tempDir();
+    try {
+      const first = new CounterStore(temp.dir);
+      first.commit([{ t: 'set', k: 'a', v: 1 }]);
+      first.commit([
+        { t: 'set', k: 'b', v: 2 },
+        { t: 'del', k: 'a' },
+      ]);
+      assert.deepEqual([...first.values], [['b', 2]]);
+      assert.equal(first.closed, false);
+      first.close();
+      first.close();
+      assert.equal(first.closed, true);
+      assert.throws(() => first.commit([{ t: 'set', k: 'x', v: 0 }]), /the store is closed/);
+      const again = new CounterStore(temp.dir);
+      assert.deepEqual([...again.values], [['b', 2]]);
+      again.close();
+    } finally {
+      temp.remove();
+    }
+  });
+
+  test('a store whose constructor did not open it says so on first use', () => {
+    const temp = tempDir();
+    try {
+      assert.throws(() => new CounterStore(temp.dir, false).commit([]), /must call open\(\)/);
     } finally {
       temp.remove();
     }
