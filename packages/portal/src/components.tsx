@@ -37,6 +37,37 @@ export function PageHeading({ children }: { children: ReactNode }) {
   );
 }
 
+/**
+ * The frame of the pages shown before the portal itself (sign-in, password setup, the second
+ * factor): the brand, the page's heading, the page, and a Sign out button when `onSignOut` is given.
+ */
+export function AuthCard({
+  title,
+  onSignOut,
+  children,
+}: {
+  title: string;
+  onSignOut?: () => void;
+  children: ReactNode;
+}) {
+  return (
+    <main id="main" className="auth">
+      <div className="auth-card">
+        <p className="brand">Paygate</p>
+        <PageHeading>{title}</PageHeading>
+        {children}
+        {onSignOut ? (
+          <p>
+            <button type="button" className="button button-small" onClick={onSignOut}>
+              Sign out
+            </button>
+          </p>
+        ) : null}
+      </div>
+    </main>
+  );
+}
+
 export function messageOf(error: unknown): string {
   if (error instanceof ApiError) {
     if (error.fieldErrors.length > 0) {
@@ -58,6 +89,45 @@ export function ErrorAlert({ error }: { error: unknown }) {
     <div className="alert alert-error" role="alert">
       {messageOf(error)}
     </div>
+  );
+}
+
+/**
+ * A card: a section named by its heading, so that screen readers list it by its title.
+ * `className` adds to `card` (a receipt prints alone, the sandbox panel stands out).
+ */
+export function Card({
+  id,
+  title,
+  className,
+  children,
+}: {
+  id: string;
+  title: ReactNode;
+  className?: string;
+  children: ReactNode;
+}) {
+  return (
+    <section className={className ? `card ${className}` : 'card'} aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+/** Where a load stands: its error, or a loading line until there is something to show. */
+export function LoadStatus({
+  state,
+  what,
+}: {
+  state: { readonly data?: unknown; readonly error?: unknown; readonly loading: boolean };
+  what: string;
+}) {
+  return (
+    <>
+      <ErrorAlert error={state.error} />
+      {state.loading && !state.data ? <Loading what={what} /> : null}
+    </>
   );
 }
 
@@ -153,16 +223,6 @@ export function CopyableValue({ value, label }: { value: string; label: string }
   );
 }
 
-/** A wide table that scrolls sideways on a narrow screen, reachable by keyboard. */
-export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    // A scrollable region must be focusable so keyboard users can scroll it.
-    <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
-      {children}
-    </div>
-  );
-}
-
 /** A labelled form control with an optional hint, wired with aria-describedby. */
 export function Field({
   label,
@@ -188,6 +248,60 @@ export function Field({
   );
 }
 
+/** A form's submit button on a line of its own, with an optional note beside it. */
+export function SubmitButton({
+  disabled,
+  note,
+  children,
+}: {
+  disabled: boolean;
+  note?: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <div>
+      <button type="submit" className="button button-primary" disabled={disabled}>
+        {children}
+      </button>
+      {note}
+    </div>
+  );
+}
+
+/**
+ * A small button in a table row or an item's header. `label` names it in full for screen readers
+ * (the visible text alone, "Remove", would not say what it removes); `danger` marks one that
+ * removes or ends something.
+ */
+export function RowButton({
+  label,
+  onClick,
+  disabled,
+  danger = false,
+  title,
+  children,
+}: {
+  label: string;
+  onClick: () => void;
+  disabled: boolean;
+  danger?: boolean;
+  title?: string;
+  children: ReactNode;
+}) {
+  return (
+    <button
+      type="button"
+      className={danger ? 'button button-danger button-small' : 'button button-small'}
+      disabled={disabled}
+      onClick={onClick}
+      aria-label={label}
+      title={title}
+    >
+      {children}
+    </button>
+  );
+}
+
 /** Definition list of label/value pairs; undefined values are left out. */
 export function Details({ items }: { items: [string, ReactNode | undefined][] }) {
   return (
@@ -210,6 +324,25 @@ export function Notice({ text }: { text: string }) {
     <div role="status" className={text ? 'alert alert-good' : 'live-empty'}>
       {text}
     </div>
+  );
+}
+
+/**
+ * What the last write of a page or section left: its notice, or its error. `loadError`, the
+ * error of loading the section, shows when the last write left none.
+ */
+export function ActionStatus({
+  action,
+  loadError,
+}: {
+  action: { readonly notice: string; readonly error: unknown };
+  loadError?: unknown;
+}) {
+  return (
+    <>
+      <Notice text={action.notice} />
+      <ErrorAlert error={action.error ?? loadError} />
+    </>
   );
 }
 

@@ -67,6 +67,57 @@ export function listQuery(filters: ListFilters, cursor: string | undefined, extr
   });
 }
 
+/**
+ * A filter form's submit handler: the list's address becomes `path` with the form's fields as
+ * its query. `query` reads the fields by name (trimmed text) and lists them in the address's order.
+ */
+export function submitFilters(
+  path: string,
+  query: (field: (name: string) => string) => Record<string, string | number | undefined>,
+) {
+  return (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    navigate(path + queryString(query((name) => String(form.get(name) ?? '').trim())));
+  };
+}
+
+/** The From and To fields of a form (local date and time, sent as `from` and `to`). */
+export function DateRangeFields({
+  from,
+  to,
+  labels = ['From', 'To'],
+}: {
+  from: number | undefined;
+  to: number | undefined;
+  labels?: readonly [string, string];
+}) {
+  return (
+    <>
+      <Field label={labels[0]}>
+        {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(from)} />}
+      </Field>
+      <Field label={labels[1]}>
+        {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(to)} />}
+      </Field>
+    </>
+  );
+}
+
+/** A filter form's buttons: apply the filters, or clear them (back to the plain `path`). */
+export function FilterActions({ path, submitLabel = 'Apply filters' }: { path: string; submitLabel?: string }) {
+  return (
+    <div className="filter-actions">
+      <button type="submit" className="button button-primary">
+        {submitLabel}
+      </button>
+      <button type="button" className="button" onClick={() => navigate(path)}>
+        Clear
+      </button>
+    </div>
+  );
+}
+
 export function FilterForm({
   path,
   filters,
@@ -83,22 +134,14 @@ export function FilterForm({
   searchHint?: string;
   label: string;
 }) {
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const text = (name: string) => String(form.get(name) ?? '').trim();
-    navigate(
-      path +
-        queryString({
-          status: text('status'),
-          currency: text('currency'),
-          q: text('q'),
-          from: fromLocalInput(text('from')),
-          to: fromLocalInput(text('to')),
-          pageSize: text('pageSize') === '20' ? '' : text('pageSize'),
-        }),
-    );
-  };
+  const submit = submitFilters(path, (field) => ({
+    status: field('status'),
+    currency: field('currency'),
+    q: field('q'),
+    from: fromLocalInput(field('from')),
+    to: fromLocalInput(field('to')),
+    pageSize: field('pageSize') === '20' ? '' : field('pageSize'),
+  }));
   return (
     <FilterPanel>
       <form className="filters" onSubmit={submit} aria-label={label} key={JSON.stringify(filters)}>
@@ -130,12 +173,7 @@ export function FilterForm({
             )}
           </Field>
         ) : null}
-        <Field label="From">
-          {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(filters.from)} />}
-        </Field>
-        <Field label="To">
-          {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(filters.to)} />}
-        </Field>
+        <DateRangeFields from={filters.from} to={filters.to} />
         {searchHint ? (
           <Field label="Search" hint={searchHint}>
             {(props) => (
@@ -161,14 +199,7 @@ export function FilterForm({
             </select>
           )}
         </Field>
-        <div className="filter-actions">
-          <button type="submit" className="button button-primary">
-            Apply filters
-          </button>
-          <button type="button" className="button" onClick={() => navigate(path)}>
-            Clear
-          </button>
-        </div>
+        <FilterActions path={path} />
       </form>
     </FilterPanel>
   );

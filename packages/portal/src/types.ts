@@ -7,37 +7,11 @@ export type Role = wire.PortalRole;
 export type Capability = wire.PortalCapability;
 
 /** A teammate, as the People page lists them. */
-export interface Person {
-  readonly email: string;
-  readonly role: Role;
-  readonly activated: boolean;
-  readonly invitationExpiresAt: number | null;
-  readonly createdAt: number;
-}
-
+export type Person = wire.PortalPerson;
 /** One of the person's sessions. */
-export interface SessionInfo {
-  readonly id: string;
-  readonly current: boolean;
-  readonly device: string;
-  readonly userAgent: string | null;
-  readonly ip: string | null;
-  readonly createdAt: number;
-  readonly lastSeenAt: number;
-}
-
+export type SessionInfo = wire.PortalSessionInfo;
 /** An entry of the audit trail. */
-export interface AuditEntry {
-  readonly id: string;
-  readonly at: string;
-  readonly actor: { readonly kind: 'user' | 'operator' | 'system'; readonly email?: string };
-  readonly action: string;
-  readonly merchant: string | null;
-  readonly object?: string;
-  readonly detail?: Record<string, unknown>;
-  readonly ip?: string;
-  readonly requestId?: string;
-}
+export type AuditEntry = wire.PortalAuditEntry;
 export type MerchantKey = wire.MerchantKey;
 export type Credentials = wire.Credentials;
 export type Page<T> = wire.Page<T>;

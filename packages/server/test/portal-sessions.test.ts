@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { PortalSessionInfo as SessionInfo } from '@paygate/wire';
 import { describeDevice } from '../src/modules/portal/service.js';
 import { createMerchant, databases, startTestPlatform, type TestPlatform } from './harness.js';
 import { PASSWORD, PortalClient, portalUser } from './portal-harness.js';
-
-interface SessionInfo {
-  id: string;
-  current: boolean;
-  device: string;
-  ip: string | null;
-  lastSeenAt: number;
-}
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0';
 const IPHONE =

@@ -19,7 +19,10 @@ import {
   Credentials,
   Overview,
   PaymentDetail,
+  PortalAuditEntry,
+  PortalPerson,
   PortalSession,
+  PortalSessionInfo,
   RecoverResult,
   PayoutDetail,
   PayoutReceipt,
@@ -183,6 +186,11 @@ for (const database of databases()) {
       assert.ok(Array.isArray(rejected.body.data) && rejected.body.data.length > 0, rejected.text);
       assertWire(z.array(RejectedRequest), rejected.body.data, 'rejected requests');
       assertWire(PortalSession, (await portal.get('/portal/api/session')).body.data, 'portal session');
+      assertWire(z.array(PortalSessionInfo), (await portal.get('/portal/api/sessions')).body.data, 'portal sessions');
+      assertWire(z.array(PortalPerson), (await portal.get('/portal/api/people')).body.data, 'portal people');
+      const audit = await portal.get<{ entries: unknown[] }>('/portal/api/audit');
+      assert.ok((audit.body.data?.entries.length ?? 0) > 0, audit.text);
+      assertWire(z.object({ entries: z.array(PortalAuditEntry), max: z.int() }), audit.body.data, 'portal audit trail');
       assertWire(Credentials, (await portal.get('/portal/api/credentials')).body.data, 'portal credentials');
       assertWire(Overview, (await portal.get('/portal/api/overview')).body.data, 'portal overview');
       const payments = await portal.get('/portal/api/payments');

@@ -130,6 +130,45 @@ export const PortalSession = z.object({
 });
 export type PortalSession = z.output<typeof PortalSession>;
 
+/** One of the signed-in person's sessions (`GET /portal/api/sessions`, the newest first). */
+export const PortalSessionInfo = z.object({
+  id: z.string(),
+  current: z.boolean().meta({ description: 'The session of the request asking' }),
+  device: z.string().meta({ description: 'The browser and system, read from the User-Agent ("Firefox on Linux")' }),
+  userAgent: z.string().nullable(),
+  ip: z.string().nullable(),
+  createdAt: z.int(),
+  lastSeenAt: z.int(),
+});
+export type PortalSessionInfo = z.output<typeof PortalSessionInfo>;
+
+/** A teammate of the merchant, as the People page lists them (`GET /portal/api/people`). */
+export const PortalPerson = z.object({
+  email: z.string(),
+  role: PortalRole,
+  activated: z.boolean().meta({ description: 'The person has set a password' }),
+  invitationExpiresAt: z.int().nullable().meta({ description: 'When the setup link of a pending invitation expires' }),
+  createdAt: z.int(),
+});
+export type PortalPerson = z.output<typeof PortalPerson>;
+
+/** An entry of the audit trail (`GET /portal/api/audit`, and `paygate audit list --json`). */
+export const PortalAuditEntry = z.object({
+  id: z.string(),
+  at: z.string().meta({ description: 'ISO 8601' }),
+  actor: z.object({ kind: z.enum(['user', 'operator', 'system']), email: z.string().optional() }),
+  action: z.string(),
+  merchant: z
+    .string()
+    .nullable()
+    .meta({ description: "The merchant's access key, or null for a platform-wide change" }),
+  object: z.string().optional(),
+  detail: z.record(z.string(), z.unknown()).optional(),
+  ip: z.string().optional(),
+  requestId: z.string().optional(),
+});
+export type PortalAuditEntry = z.output<typeof PortalAuditEntry>;
+
 /** One of the merchant's public keys. */
 export const MerchantKey = z.object({
   id: z.string(),

@@ -1,9 +1,23 @@
 import { startRegistration } from '@simplewebauthn/browser';
 import { type FormEvent, useState } from 'react';
+import { useEditable } from '../action';
 import { api } from '../api';
-import { ErrorAlert, Field, Loading, Notice, PageHeading, TableWrap, Time, useAsync } from '../components';
+import {
+  ActionStatus,
+  Card,
+  ErrorAlert,
+  Field,
+  LoadStatus,
+  Notice,
+  PageHeading,
+  RowButton,
+  SubmitButton,
+  Time,
+  useAsync,
+} from '../components';
 import { usePageTitle } from '../router';
 import { useSession } from '../session';
+import { ACTIONS_COLUMN, DataTable } from '../table';
 import type { SessionInfo } from '../types';
 import { CodeForm, TotpSetup } from './second-factor';
 
@@ -15,8 +29,7 @@ function SecondFactorSection() {
   );
   const [notice, setNotice] = useState('');
   return (
-    <section className="card" aria-labelledby="second-factor">
-      <h2 id="second-factor">Second factor</h2>
+    <Card id="second-factor" title="Second factor">
       <Notice text={notice} />
       <ErrorAlert error={status.error} />
       {status.data?.totp ? (
@@ -46,7 +59,7 @@ function SecondFactorSection() {
           <TotpSetup onDone={() => status.reload()} />
         </>
       ) : null}
-    </section>
+    </Card>
   );
 }
 
@@ -54,47 +67,26 @@ function SecondFactorSection() {
 export function AccountPage() {
   usePageTitle('Your account');
   const session = useSession();
-  const { data, error, loading, reload } = useAsync(() => api.get<SessionInfo[]>('/sessions'), []);
-  const [current, setCurrent] = useState<SessionInfo[]>();
-  const sessions = current ?? data;
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<unknown>();
-  const [notice, setNotice] = useState('');
+  const signIns = useEditable(() => api.get<SessionInfo[]>('/sessions'), { reloadOnError: true });
+  const sessions = signIns.data;
   const [passwords, setPasswords] = useState({ currentPassword: '', newPassword: '' });
 
-  const end = async (id: string) => {
-    setBusy(true);
-    setActionError(undefined);
-    setNotice('');
-    try {
-      setCurrent(await api.post<SessionInfo[]>(`/sessions/${encodeURIComponent(id)}/end`, {}));
-      setNotice('The session was ended: that browser is signed out.');
-    } catch (caught) {
-      setActionError(caught);
-      reload();
-    } finally {
-      setBusy(false);
-    }
-  };
+  const end = (id: string) =>
+    void signIns.write(
+      () => api.post<SessionInfo[]>(`/sessions/${encodeURIComponent(id)}/end`, {}),
+      'The session was ended: that browser is signed out.',
+    );
 
   const change = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setActionError(undefined);
-    setNotice('');
-    try {
+    await signIns.action.run(async () => {
       const result = await api.post<{ endedSessions: number }>('/password', passwords);
       setPasswords({ currentPassword: '', newPassword: '' });
-      setNotice(
-        `Your password was changed. ${result.endedSessions} other ${result.endedSessions === 1 ? 'session was' : 'sessions were'} signed out.`,
-      );
-      setCurrent(undefined);
-      reload();
-    } catch (caught) {
-      setActionError(caught);
-    } finally {
-      setBusy(false);
-    }
+      // The other sessions were ended: show the list as the server has it now.
+      signIns.replace(undefined);
+      signIns.reload();
+      return `Your password was changed. ${result.endedSessions} other ${result.endedSessions === 1 ? 'session was' : 'sessions were'} signed out.`;
+    });
   };
 
   return (
@@ -103,66 +95,53 @@ export function AccountPage() {
       <p className="lead">
         Signed in as {session?.email}, with the {session?.role} role.
       </p>
-      <Notice text={notice} />
-      <ErrorAlert error={actionError} />
-      <section className="card" aria-labelledby="sessions">
-        <h2 id="sessions">Where you are signed in</h2>
-        <ErrorAlert error={error} />
-        {loading && !sessions ? <Loading what="sessions" /> : null}
+      <ActionStatus action={signIns.action} />
+      <Card id="sessions" title="Where you are signed in">
+        <LoadStatus state={signIns} what="sessions" />
         {sessions ? (
-          <TableWrap label="Your sessions">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">Address</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col" className="hide-narrow">
-                    Signed in
-                  </th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {sessions.map((s) => (
-                  <tr key={s.id}>
-                    <td title={s.userAgent ?? undefined}>
-                      {s.device}
-                      {s.current ? <span className="muted small"> (this browser)</span> : null}
-                    </td>
-                    <td className="mono">{s.ip ?? '—'}</td>
-                    <td>
-                      <Time ms={s.lastSeenAt} />
-                    </td>
-                    <td className="hide-narrow">
-                      <Time ms={s.createdAt} />
-                    </td>
-                    <td>
-                      {s.current ? null : (
-                        <button
-                          type="button"
-                          className="button button-danger button-small"
-                          disabled={busy}
-                          aria-label={`End the session of ${s.device} at ${s.ip ?? 'an unknown address'}`}
-                          onClick={() => void end(s.id)}
-                        >
-                          End
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable
+            label="Your sessions"
+            columns={[
+              'Device',
+              'Address',
+              'Last used',
+              { heading: 'Signed in', className: 'hide-narrow' },
+              ACTIONS_COLUMN,
+            ]}
+          >
+            {sessions.map((s) => (
+              <tr key={s.id}>
+                <td title={s.userAgent ?? undefined}>
+                  {s.device}
+                  {s.current ? <span className="muted small"> (this browser)</span> : null}
+                </td>
+                <td className="mono">{s.ip ?? '—'}</td>
+                <td>
+                  <Time ms={s.lastSeenAt} />
+                </td>
+                <td className="hide-narrow">
+                  <Time ms={s.createdAt} />
+                </td>
+                <td>
+                  {s.current ? null : (
+                    <RowButton
+                      danger
+                      label={`End the session of ${s.device} at ${s.ip ?? 'an unknown address'}`}
+                      disabled={signIns.action.busy}
+                      onClick={() => end(s.id)}
+                    >
+                      End
+                    </RowButton>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
-      </section>
+      </Card>
       <SecondFactorSection />
       <PasskeysSection />
-      <section className="card" aria-labelledby="password">
-        <h2 id="password">Change your password</h2>
+      <Card id="password" title="Change your password">
         <form className="stack" onSubmit={(event) => void change(event)}>
           <Field label="Current password">
             {(props) => (
@@ -189,13 +168,9 @@ export function AccountPage() {
               />
             )}
           </Field>
-          <div>
-            <button type="submit" className="button button-primary" disabled={busy}>
-              Change password
-            </button>
-          </div>
+          <SubmitButton disabled={signIns.action.busy}>Change password</SubmitButton>
         </form>
-      </section>
+      </Card>
     </>
   );
 }
@@ -209,32 +184,13 @@ interface Passkey {
 
 /** The person's passkeys: add one (this device's, or a security key), remove any. */
 function PasskeysSection() {
-  const listed = useAsync(() => api.get<Passkey[]>('/passkeys'), []);
-  const [current, setCurrent] = useState<Passkey[]>();
-  const passkeys = current ?? listed.data;
+  const keys = useEditable(() => api.get<Passkey[]>('/passkeys'), { reloadOnError: false });
+  const passkeys = keys.data;
   const [name, setName] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
-  const act = async (work: () => Promise<Passkey[]>, done: string) => {
-    setBusy(true);
-    setError(undefined);
-    setNotice('');
-    try {
-      setCurrent(await work());
-      setNotice(done);
-      return true;
-    } catch (caught) {
-      setError(caught);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
   const add = async (event: FormEvent) => {
     event.preventDefault();
     const chosen = name.trim();
-    const added = await act(async () => {
+    const added = await keys.write(async () => {
       const optionsJSON = await api.post<Parameters<typeof startRegistration>[0]['optionsJSON']>(
         '/passkeys/options',
         {},
@@ -244,55 +200,38 @@ function PasskeysSection() {
     }, `Passkey “${chosen}” added: sign in with it alone, or use it after your password.`);
     if (added) setName('');
   };
+  const remove = (passkey: Passkey) =>
+    void keys.write(
+      () => api.post<Passkey[]>(`/passkeys/${encodeURIComponent(passkey.id)}/remove`, {}),
+      `Passkey “${passkey.name}” removed; your other sessions were signed out.`,
+    );
   return (
-    <section className="card" aria-labelledby="passkeys">
-      <h2 id="passkeys">Passkeys</h2>
-      <Notice text={notice} />
-      <ErrorAlert error={error ?? listed.error} />
+    <Card id="passkeys" title="Passkeys">
+      <ActionStatus action={keys.action} loadError={keys.error} />
       {passkeys && passkeys.length > 0 ? (
-        <TableWrap label="Your passkeys">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Added</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {passkeys.map((p) => (
-                <tr key={p.id}>
-                  <td>{p.name}</td>
-                  <td>
-                    <Time ms={p.createdAt} />
-                  </td>
-                  <td>
-                    <Time ms={p.lastUsedAt} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      className="button button-danger button-small"
-                      disabled={busy}
-                      aria-label={`Remove passkey ${p.name}`}
-                      onClick={() =>
-                        void act(
-                          () => api.post<Passkey[]>(`/passkeys/${encodeURIComponent(p.id)}/remove`, {}),
-                          `Passkey “${p.name}” removed; your other sessions were signed out.`,
-                        )
-                      }
-                    >
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Your passkeys" columns={['Name', 'Added', 'Last used', ACTIONS_COLUMN]}>
+          {passkeys.map((p) => (
+            <tr key={p.id}>
+              <td>{p.name}</td>
+              <td>
+                <Time ms={p.createdAt} />
+              </td>
+              <td>
+                <Time ms={p.lastUsedAt} />
+              </td>
+              <td>
+                <RowButton
+                  danger
+                  label={`Remove passkey ${p.name}`}
+                  disabled={keys.action.busy}
+                  onClick={() => remove(p)}
+                >
+                  Remove
+                </RowButton>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       ) : passkeys ? (
         <p>
           No passkey yet. A passkey signs you in with your device&apos;s lock (fingerprint, face, PIN): nothing to type.
@@ -312,12 +251,8 @@ function PasskeysSection() {
             />
           )}
         </Field>
-        <div>
-          <button type="submit" className="button button-primary" disabled={busy}>
-            Add a passkey
-          </button>
-        </div>
+        <SubmitButton disabled={keys.action.busy}>Add a passkey</SubmitButton>
       </form>
-    </section>
+    </Card>
   );
 }

@@ -1,8 +1,9 @@
-import type { FormEvent } from 'react';
 import { API_BASE, api, queryString } from '../api';
-import { ErrorAlert, Field, Loading, PageHeading, TableWrap, TeamTabs, Time, useAsync } from '../components';
-import { fromLocalInput, toLocalInput } from '../format';
-import { navigate, useLocation, usePageTitle } from '../router';
+import { Field, LoadStatus, PageHeading, TeamTabs, Time, useAsync } from '../components';
+import { fromLocalInput } from '../format';
+import { DateRangeFields, FilterActions, submitFilters } from '../lists';
+import { useLocation, usePageTitle } from '../router';
+import { DataTable } from '../table';
 import type { AuditEntry } from '../types';
 
 /** The merchant's audit trail (owners only): who did what, when, from where; filters and a CSV export. */
@@ -21,19 +22,12 @@ export function AuditPage() {
     [query],
   );
 
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const text = (name: string) => String(form.get(name) ?? '').trim();
-    navigate(
-      `/audit${queryString({
-        person: text('person'),
-        action: text('action'),
-        from: fromLocalInput(text('from')),
-        to: fromLocalInput(text('to')),
-      })}`,
-    );
-  };
+  const submit = submitFilters('/audit', (field) => ({
+    person: field('person'),
+    action: field('action'),
+    from: fromLocalInput(field('from')),
+    to: fromLocalInput(field('to')),
+  }));
 
   return (
     <>
@@ -52,34 +46,11 @@ export function AuditPage() {
             <input {...props} type="text" name="action" placeholder="key.added" defaultValue={filters.action} />
           )}
         </Field>
-        <Field label="From">
-          {(props) => (
-            <input
-              {...props}
-              type="datetime-local"
-              name="from"
-              defaultValue={filters.from ? toLocalInput(Number(filters.from)) : ''}
-            />
-          )}
-        </Field>
-        <Field label="To">
-          {(props) => (
-            <input
-              {...props}
-              type="datetime-local"
-              name="to"
-              defaultValue={filters.to ? toLocalInput(Number(filters.to)) : ''}
-            />
-          )}
-        </Field>
-        <div className="filter-actions">
-          <button type="submit" className="button button-primary">
-            Filter
-          </button>
-          <button type="button" className="button" onClick={() => navigate('/audit')}>
-            Clear
-          </button>
-        </div>
+        <DateRangeFields
+          from={filters.from ? Number(filters.from) : undefined}
+          to={filters.to ? Number(filters.to) : undefined}
+        />
+        <FilterActions path="/audit" submitLabel="Filter" />
       </form>
       <p>
         <a className="button" href={`${API_BASE}/audit/export.csv${query}`} download>
@@ -87,8 +58,7 @@ export function AuditPage() {
         </a>{' '}
         <span className="hint inline-hint">Every entry matching the filters (up to 50,000), oldest first.</span>
       </p>
-      <ErrorAlert error={error} />
-      {loading && !data ? <Loading what="the audit trail" /> : null}
+      <LoadStatus state={{ data, error, loading }} what="the audit trail" />
       {data ? (
         <>
           <p className="muted">
@@ -96,41 +66,33 @@ export function AuditPage() {
               ? `The newest ${data.max} entries, newest first: narrow the filters or download the CSV for more.`
               : `${data.entries.length} ${data.entries.length === 1 ? 'entry' : 'entries'}, newest first.`}
           </p>
-          <TableWrap label="Audit entries">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">On</th>
-                  <th scope="col" className="hide-narrow">
-                    Address
-                  </th>
-                  <th scope="col" className="hide-narrow">
-                    Request
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.entries.map((entry) => (
-                  <tr key={entry.id}>
-                    <td>
-                      <Time ms={Date.parse(entry.at)} />
-                    </td>
-                    <td>{entry.actor.email ?? (entry.actor.kind === 'operator' ? 'Platform operator' : 'Paygate')}</td>
-                    <td className="mono">{entry.action}</td>
-                    <td className="mono small">
-                      {entry.object ?? ''}
-                      {entry.detail ? <span className="muted"> {JSON.stringify(entry.detail)}</span> : null}
-                    </td>
-                    <td className="mono hide-narrow">{entry.ip ?? '—'}</td>
-                    <td className="mono small hide-narrow">{entry.requestId ?? '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable
+            label="Audit entries"
+            columns={[
+              'When',
+              'Who',
+              'Action',
+              'On',
+              { heading: 'Address', className: 'hide-narrow' },
+              { heading: 'Request', className: 'hide-narrow' },
+            ]}
+          >
+            {data.entries.map((entry) => (
+              <tr key={entry.id}>
+                <td>
+                  <Time ms={Date.parse(entry.at)} />
+                </td>
+                <td>{entry.actor.email ?? (entry.actor.kind === 'operator' ? 'Platform operator' : 'Paygate')}</td>
+                <td className="mono">{entry.action}</td>
+                <td className="mono small">
+                  {entry.object ?? ''}
+                  {entry.detail ? <span className="muted"> {JSON.stringify(entry.detail)}</span> : null}
+                </td>
+                <td className="mono hide-narrow">{entry.ip ?? '—'}</td>
+                <td className="mono small hide-narrow">{entry.requestId ?? '—'}</td>
+              </tr>
+            ))}
+          </DataTable>
           {data.entries.length === 0 ? <p className="empty">No entry matches these filters.</p> : null}
         </>
       ) : null}

@@ -1,7 +1,8 @@
 import { startAuthentication } from '@simplewebauthn/browser';
 import { type FormEvent, useState } from 'react';
+import { useAction } from '../action';
 import { ApiError, api, setCsrfToken } from '../api';
-import { ErrorAlert, Field, PageHeading } from '../components';
+import { AuthCard, ErrorAlert, Field } from '../components';
 import { navigate, useLocation, usePageTitle } from '../router';
 import type { Session } from '../types';
 
@@ -15,36 +16,34 @@ function signInError(error: unknown): string | undefined {
   return error instanceof Error ? error.message : String(error);
 }
 
+function setupError(error: unknown): unknown {
+  if (error instanceof ApiError && error.code === 'INVITATION_INVALID') {
+    return new Error('This link is unknown, already used or expired. Ask your operator for a new invitation.');
+  }
+  return error;
+}
+
 export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   usePageTitle('Sign in');
   const { search } = useLocation();
   const [email, setEmail] = useState(search.get('email') ?? '');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const justSetUp = search.get('ready') === '1';
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await action.run(async () => {
       const session = await api.post<Session>('/session', { email, password });
       setCsrfToken(session.csrfToken);
       setPassword('');
       onSignedIn(session);
       navigate('/', { replace: true });
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
-  const withPasskey = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const withPasskey = () =>
+    void action.run(async () => {
       const optionsJSON = await api.post<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
         '/session/passkey/options',
         {},
@@ -54,65 +53,56 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
       setCsrfToken(session.csrfToken);
       onSignedIn(session);
       navigate('/', { replace: true });
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
-    <main id="main" className="auth">
-      <div className="auth-card">
-        <p className="brand">Paygate</p>
-        <PageHeading>Sign in to the merchant portal</PageHeading>
-        {justSetUp ? (
-          <div className="alert alert-good" role="status">
-            Your password is set. Sign in with it now.
-          </div>
-        ) : null}
-        {error ? <ErrorAlert error={new Error(signInError(error))} /> : null}
-        <form onSubmit={(event) => void submit(event)}>
-          <Field label="Email">
-            {(props) => (
-              <input
-                {...props}
-                type="email"
-                name="email"
-                autoComplete="username"
-                required
-                value={email}
-                onChange={(event) => setEmail(event.target.value)}
-              />
-            )}
-          </Field>
-          <Field label="Password">
-            {(props) => (
-              <input
-                {...props}
-                type="password"
-                name="password"
-                autoComplete="current-password"
-                required
-                value={password}
-                onChange={(event) => setPassword(event.target.value)}
-              />
-            )}
-          </Field>
-          <button type="submit" className="button button-primary button-block" disabled={busy}>
-            {busy ? 'Signing in…' : 'Sign in'}
-          </button>
-        </form>
-        <p>
-          <button type="button" className="button button-block" disabled={busy} onClick={() => void withPasskey()}>
-            Use a passkey
-          </button>
-        </p>
-        <p className="hint">
-          No account yet? An operator invites you with <code>paygate user invite</code>; the link sets your password.
-        </p>
-      </div>
-    </main>
+    <AuthCard title="Sign in to the merchant portal">
+      {justSetUp ? (
+        <div className="alert alert-good" role="status">
+          Your password is set. Sign in with it now.
+        </div>
+      ) : null}
+      {action.error ? <ErrorAlert error={new Error(signInError(action.error))} /> : null}
+      <form onSubmit={(event) => void submit(event)}>
+        <Field label="Email">
+          {(props) => (
+            <input
+              {...props}
+              type="email"
+              name="email"
+              autoComplete="username"
+              required
+              value={email}
+              onChange={(event) => setEmail(event.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="Password">
+          {(props) => (
+            <input
+              {...props}
+              type="password"
+              name="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onChange={(event) => setPassword(event.target.value)}
+            />
+          )}
+        </Field>
+        <button type="submit" className="button button-primary button-block" disabled={action.busy}>
+          {action.busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      <p>
+        <button type="button" className="button button-block" disabled={action.busy} onClick={withPasskey}>
+          Use a passkey
+        </button>
+      </p>
+      <p className="hint">
+        No account yet? An operator invites you with <code>paygate user invite</code>; the link sets your password.
+      </p>
+    </AuthCard>
   );
 }
 
@@ -122,77 +112,62 @@ export function SetupPage() {
   const [token] = useState(() => new URLSearchParams(window.location.hash.slice(1)).get('token') ?? '');
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (password !== confirm) {
-      setError(new Error('The two passwords differ.'));
+      action.fail(new Error('The two passwords differ.'));
       return;
     }
-    setBusy(true);
-    setError(undefined);
-    try {
+    await action.run(async () => {
       const { email } = await api.post<{ email: string }>('/setup', { token, password });
       // Drop the one-time token from the address bar and history.
       navigate(`/signin?ready=1&email=${encodeURIComponent(email)}`, { replace: true });
-    } catch (caught) {
-      setError(
-        caught instanceof ApiError && caught.code === 'INVITATION_INVALID'
-          ? new Error('This link is unknown, already used or expired. Ask your operator for a new invitation.')
-          : caught,
-      );
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
-    <main id="main" className="auth">
-      <div className="auth-card">
-        <p className="brand">Paygate</p>
-        <PageHeading>Set your password</PageHeading>
-        {!token ? (
-          <div className="alert alert-error" role="alert">
-            This page needs the link from your invitation (it ends in <code>#token=…</code>).
-          </div>
-        ) : null}
-        <ErrorAlert error={error} />
-        <form onSubmit={(event) => void submit(event)}>
-          <Field label="New password" hint="At least 12 characters. A passphrase of several words works well.">
-            {(props) => (
-              <input
-                {...props}
-                type="password"
-                name="new-password"
-                autoComplete="new-password"
-                minLength={12}
-                required
-                value={password}
-                onChange={(event) => setPassword(event.target.value)}
-              />
-            )}
-          </Field>
-          <Field label="Repeat the password">
-            {(props) => (
-              <input
-                {...props}
-                type="password"
-                name="confirm-password"
-                autoComplete="new-password"
-                minLength={12}
-                required
-                value={confirm}
-                onChange={(event) => setConfirm(event.target.value)}
-              />
-            )}
-          </Field>
-          <button type="submit" className="button button-primary button-block" disabled={busy || !token}>
-            {busy ? 'Saving…' : 'Set password'}
-          </button>
-        </form>
-      </div>
-    </main>
+    <AuthCard title="Set your password">
+      {!token ? (
+        <div className="alert alert-error" role="alert">
+          This page needs the link from your invitation (it ends in <code>#token=…</code>).
+        </div>
+      ) : null}
+      <ErrorAlert error={setupError(action.error)} />
+      <form onSubmit={(event) => void submit(event)}>
+        <Field label="New password" hint="At least 12 characters. A passphrase of several words works well.">
+          {(props) => (
+            <input
+              {...props}
+              type="password"
+              name="new-password"
+              autoComplete="new-password"
+              minLength={12}
+              required
+              value={password}
+              onChange={(event) => setPassword(event.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="Repeat the password">
+          {(props) => (
+            <input
+              {...props}
+              type="password"
+              name="confirm-password"
+              autoComplete="new-password"
+              minLength={12}
+              required
+              value={confirm}
+              onChange={(event) => setConfirm(event.target.value)}
+            />
+          )}
+        </Field>
+        <button type="submit" className="button button-primary button-block" disabled={action.busy || !token}>
+          {action.busy ? 'Saving…' : 'Set password'}
+        </button>
+      </form>
+    </AuthCard>
   );
 }

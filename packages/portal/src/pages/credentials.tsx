@@ -1,68 +1,54 @@
 import { type FormEvent, useState } from 'react';
+import { useEditable } from '../action';
 import { api } from '../api';
 import {
+  ActionStatus,
+  Card,
   CopyableValue,
-  Notice,
   EnvironmentBadge,
   ErrorAlert,
   Field,
   Loading,
   PageHeading,
+  RowButton,
   StatusBadge,
-  TableWrap,
+  SubmitButton,
   Time,
-  useAsync,
 } from '../components';
 import { usePageTitle } from '../router';
 import { useCan } from '../session';
+import { ACTIONS_COLUMN, DataTable } from '../table';
 import type { Credentials } from '../types';
 
 export function CredentialsPage() {
   usePageTitle('Credentials');
-  const { data, error, loading, reload } = useAsync(() => api.get<Credentials>('/credentials'), []);
-  const [current, setCurrent] = useState<Credentials>();
-  const credentials = current ?? data;
-  const [actionError, setActionError] = useState<unknown>();
-  const [notice, setNotice] = useState('');
+  const keys = useEditable(() => api.get<Credentials>('/credentials'), { reloadOnError: true });
+  const credentials = keys.data;
   const [newKey, setNewKey] = useState('');
-  const [busy, setBusy] = useState(false);
   const canManage = useCan('keys');
-
-  const act = async (work: () => Promise<Credentials>, done: string) => {
-    setBusy(true);
-    setActionError(undefined);
-    setNotice('');
-    try {
-      setCurrent(await work());
-      setNotice(done);
-      return true;
-    } catch (caught) {
-      setActionError(caught);
-      reload();
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const upload = async (event: FormEvent) => {
     event.preventDefault();
-    if (await act(() => api.post<Credentials>('/keys', { publicKey: newKey.trim() }), 'Public key added.')) {
+    if (await keys.write(() => api.post<Credentials>('/keys', { publicKey: newKey.trim() }), 'Public key added.')) {
       setNewKey('');
     }
   };
   const retire = (key: string) =>
-    void act(() => api.post<Credentials>('/keys/retire', { key }), 'Public key retired: it no longer signs requests.');
+    void keys.write(
+      () => api.post<Credentials>('/keys/retire', { key }),
+      'Public key retired: it no longer signs requests.',
+    );
 
   if (!credentials) {
     return (
       <>
         <PageHeading>Credentials</PageHeading>
-        {loading ? <Loading what="credentials" /> : <ErrorAlert error={error} />}
+        {keys.loading ? <Loading what="credentials" /> : <ErrorAlert error={keys.error} />}
       </>
     );
   }
   const active = credentials.publicKeys.filter((k) => k.status === 'active');
+  const full = active.length >= credentials.maxActiveKeys;
   return (
     <>
       <PageHeading>Credentials</PageHeading>
@@ -70,71 +56,55 @@ export function CredentialsPage() {
         Everything you configure in your integration, for the <EnvironmentBadge environment={credentials.environment} />{' '}
         environment. Keys of one environment never work in the other.
       </p>
-      <Notice text={notice} />
-      <ErrorAlert error={actionError} />
+      <ActionStatus action={keys.action} />
 
-      <section className="card" aria-labelledby="access-key">
-        <h2 id="access-key">Access key</h2>
+      <Card id="access-key" title="Access key">
         <p className="hint">
           Sent in the <code>Merchant-Access-Key</code> header of every request. It identifies you; it is not a secret.
         </p>
         <CopyableValue value={credentials.accessKey} label="access key" />
-      </section>
+      </Card>
 
-      <section className="card" aria-labelledby="merchant-keys">
-        <h2 id="merchant-keys">Your Ed25519 public keys</h2>
+      <Card id="merchant-keys" title="Your Ed25519 public keys">
         <p className="hint">
           The server verifies your request signatures with these. Keep the private key yourself: it is never uploaded.
           Up to {credentials.maxActiveKeys} keys are active at once, so you can rotate: add the new key, switch your
           signer to it, then retire the old one.
         </p>
-        <TableWrap label="Your public keys">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Public key (base64)</th>
-                <th scope="col">Status</th>
-                <th scope="col">Added</th>
-                <th scope="col">Retired</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {credentials.publicKeys.map((key) => (
-                <tr key={key.id}>
-                  <td>
-                    <code className="mono">{key.publicKey}</code>
-                  </td>
-                  <td>
-                    <StatusBadge status={key.status} />
-                  </td>
-                  <td>
-                    <Time ms={key.createdAt} />
-                  </td>
-                  <td>
-                    <Time ms={key.retiredAt} />
-                  </td>
-                  <td>
-                    {key.status === 'active' && canManage ? (
-                      <button
-                        type="button"
-                        className="button button-danger button-small"
-                        disabled={busy || active.length < 2}
-                        onClick={() => retire(key.id)}
-                        aria-label={`Retire key ${key.publicKey.slice(0, 12)}…`}
-                        title={active.length < 2 ? 'The last active key cannot be retired' : undefined}
-                      >
-                        Retire
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable
+          label="Your public keys"
+          columns={['Public key (base64)', 'Status', 'Added', 'Retired', ACTIONS_COLUMN]}
+        >
+          {credentials.publicKeys.map((key) => (
+            <tr key={key.id}>
+              <td>
+                <code className="mono">{key.publicKey}</code>
+              </td>
+              <td>
+                <StatusBadge status={key.status} />
+              </td>
+              <td>
+                <Time ms={key.createdAt} />
+              </td>
+              <td>
+                <Time ms={key.retiredAt} />
+              </td>
+              <td>
+                {key.status === 'active' && canManage ? (
+                  <RowButton
+                    danger
+                    label={`Retire key ${key.publicKey.slice(0, 12)}…`}
+                    disabled={keys.action.busy || active.length < 2}
+                    onClick={() => retire(key.id)}
+                    title={active.length < 2 ? 'The last active key cannot be retired' : undefined}
+                  >
+                    Retire
+                  </RowButton>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
         {canManage ? null : (
           <p className="hint">Your role can read the keys; the owner or developer role adds and retires them.</p>
         )}
@@ -156,24 +126,23 @@ export function CredentialsPage() {
                 />
               )}
             </Field>
-            <div>
-              <button
-                type="submit"
-                className="button button-primary"
-                disabled={busy || active.length >= credentials.maxActiveKeys}
-              >
-                Upload key
-              </button>
-              {active.length >= credentials.maxActiveKeys ? (
-                <span className="hint inline-hint">{credentials.maxActiveKeys} keys are active: retire one first.</span>
-              ) : null}
-            </div>
+            <SubmitButton
+              disabled={keys.action.busy || full}
+              note={
+                full ? (
+                  <span className="hint inline-hint">
+                    {credentials.maxActiveKeys} keys are active: retire one first.
+                  </span>
+                ) : null
+              }
+            >
+              Upload key
+            </SubmitButton>
           </form>
         ) : null}
-      </section>
+      </Card>
 
-      <section className="card" aria-labelledby="body-key">
-        <h2 id="body-key">Platform body key (X25519)</h2>
+      <Card id="body-key" title="Platform body key (X25519)">
         <p className="hint">
           Seal every POST body to this public key and put its keyId in the envelope&apos;s <code>keyId</code>.
         </p>
@@ -181,10 +150,9 @@ export function CredentialsPage() {
         <CopyableValue value={credentials.bodyKey.keyId} label="body keyId" />
         <h3 className="label">Public key (base64)</h3>
         <CopyableValue value={credentials.bodyKey.publicKey} label="body public key" />
-      </section>
+      </Card>
 
-      <section className="card" aria-labelledby="webhook-keys">
-        <h2 id="webhook-keys">Platform webhook keys (Ed25519)</h2>
+      <Card id="webhook-keys" title="Platform webhook keys (Ed25519)">
         <p className="hint">
           Webhooks are signed with one of these; the <code>keyid</code> in their Signature-Input says which. Accept
           every key listed here.
@@ -202,7 +170,7 @@ export function CredentialsPage() {
             </li>
           ))}
         </ul>
-      </section>
+      </Card>
     </>
   );
 }

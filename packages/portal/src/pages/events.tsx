@@ -1,10 +1,24 @@
-import { type FormEvent, useState } from 'react';
+import type { FormEvent } from 'react';
+import { useAction } from '../action';
 import { api, queryString } from '../api';
-import { ErrorAlert, Field, Loading, Notice, PageHeading, StatusBadge, TableWrap, Time, useAsync } from '../components';
-import { fromLocalInput, PAYMENT_STATUSES, PAYOUT_STATUSES, toLocalInput } from '../format';
-import { FilterPanel, LinkedRow, OrderLink, orderPath, Pager, TotalLine, useListState } from '../lists';
-import { navigate, useLocation, usePageTitle } from '../router';
+import { ActionStatus, Card, Field, LoadStatus, PageHeading, StatusBadge, Time, useAsync } from '../components';
+import { fromLocalInput, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
+import {
+  DateRangeFields,
+  FilterActions,
+  FilterPanel,
+  LinkedRow,
+  OrderLink,
+  orderPath,
+  Pager,
+  submitFilters,
+  TotalLine,
+  useListState,
+} from '../lists';
+import { ResendButton, reloadSoon, useResend } from '../resend';
+import { useLocation, usePageTitle } from '../router';
 import { useCan } from '../session';
+import { ACTIONS_COLUMN, DataTable } from '../table';
 import type { CountedPage, EventSummary, RecoverResult } from '../types';
 
 const DELIVERY = ['pending', 'delivered', 'failed'];
@@ -21,20 +35,13 @@ interface EventFilters {
 }
 
 function EventFilterForm({ filters }: { filters: EventFilters }) {
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const text = (name: string) => String(form.get(name) ?? '').trim();
-    navigate(
-      `/events${queryString({
-        status: text('status'),
-        type: text('type'),
-        orderStatus: text('orderStatus'),
-        from: fromLocalInput(text('from')),
-        to: fromLocalInput(text('to')),
-      })}`,
-    );
-  };
+  const submit = submitFilters('/events', (field) => ({
+    status: field('status'),
+    type: field('type'),
+    orderStatus: field('orderStatus'),
+    from: fromLocalInput(field('from')),
+    to: fromLocalInput(field('to')),
+  }));
   const select = (name: keyof EventFilters, label: string, any: string, options: readonly string[]) => (
     <Field label={label}>
       {(props) => (
@@ -55,20 +62,8 @@ function EventFilterForm({ filters }: { filters: EventFilters }) {
         {select('status', 'Delivery', 'Any delivery', DELIVERY)}
         {select('type', 'Type', 'Payments and payouts', ['PAYMENT', 'PAYOUT'])}
         {select('orderStatus', 'Order status', 'Any order status', ORDER_STATUSES)}
-        <Field label="From">
-          {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(filters.from)} />}
-        </Field>
-        <Field label="To">
-          {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(filters.to)} />}
-        </Field>
-        <div className="filter-actions">
-          <button type="submit" className="button button-primary">
-            Apply filters
-          </button>
-          <button type="button" className="button" onClick={() => navigate('/events')}>
-            Clear
-          </button>
-        </div>
+        <DateRangeFields from={filters.from} to={filters.to} />
+        <FilterActions path="/events" />
       </form>
     </FilterPanel>
   );
@@ -76,9 +71,7 @@ function EventFilterForm({ filters }: { filters: EventFilters }) {
 
 /** Resend every failed event created in a time range (the recover operation), in bounded batches. */
 function RecoverForm({ from, to, onDone }: { from: number | undefined; to: number | undefined; onDone: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [notice, setNotice] = useState('');
+  const action = useAction();
   const defaultTo = to ?? Math.ceil(Date.now() / 60_000) * 60_000;
   const defaultFrom = from ?? defaultTo - 86_400_000;
   const submit = async (event: FormEvent<HTMLFormElement>) => {
@@ -86,54 +79,37 @@ function RecoverForm({ from, to, onDone }: { from: number | undefined; to: numbe
     const form = new FormData(event.currentTarget);
     const start = fromLocalInput(String(form.get('from') ?? ''));
     const end = fromLocalInput(String(form.get('to') ?? ''));
-    setError(undefined);
-    setNotice('');
     if (start === undefined || end === undefined) {
-      setError(new Error('Give both ends of the range.'));
+      action.fail(new Error('Give both ends of the range.'));
       return;
     }
-    setBusy(true);
-    try {
+    await action.run(async () => {
       const result = await api.post<RecoverResult>('/events/recover', { from: start, to: end + 59_999 });
-      setNotice(
-        result.resent === 0
-          ? 'No failed event in this range.'
-          : `${result.resent} failed ${result.resent === 1 ? 'event is' : 'events are'} being sent again.` +
-              (result.remaining > 0
-                ? ` ${result.remaining} more failed in this range (at most ${result.max} per run): press again.`
-                : ''),
-      );
-      onDone();
-      for (const ms of [1_000, 3_000]) setTimeout(onDone, ms);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+      reloadSoon(onDone);
+      return result.resent === 0
+        ? 'No failed event in this range.'
+        : `${result.resent} failed ${result.resent === 1 ? 'event is' : 'events are'} being sent again.` +
+            (result.remaining > 0
+              ? ` ${result.remaining} more failed in this range (at most ${result.max} per run): press again.`
+              : '');
+    });
   };
   return (
-    <section className="card" aria-labelledby="recover">
-      <h2 id="recover">Resend all failed events in a range</h2>
+    <Card id="recover" title="Resend all failed events in a range">
       <p className="muted">
         Every event whose delivery failed (all retries used) and that was created in the range is sent once more: same
         eventId and body, a fresh signature. Use it once your endpoint is fixed.
       </p>
       <form className="filters" onSubmit={(event) => void submit(event)} aria-label="Resend failed events">
-        <Field label="Created from">
-          {(props) => <input {...props} type="datetime-local" name="from" defaultValue={toLocalInput(defaultFrom)} />}
-        </Field>
-        <Field label="Created to">
-          {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(defaultTo)} />}
-        </Field>
+        <DateRangeFields from={defaultFrom} to={defaultTo} labels={['Created from', 'Created to']} />
         <div className="filter-actions">
-          <button type="submit" className="button button-primary" disabled={busy}>
-            {busy ? 'Resending…' : 'Resend failed events'}
+          <button type="submit" className="button button-primary" disabled={action.busy}>
+            {action.busy ? 'Resending…' : 'Resend failed events'}
           </button>
         </div>
       </form>
-      <Notice text={notice} />
-      <ErrorAlert error={error} />
-    </section>
+      <ActionStatus action={action} />
+    </Card>
   );
 }
 
@@ -156,96 +132,55 @@ export function EventsPage() {
       ),
     [list.key, list.cursor],
   );
-  const [busy, setBusy] = useState<string>();
-  const [actionError, setActionError] = useState<unknown>();
-  const [notice, setNotice] = useState('');
-  const resend = async (eventId: string) => {
-    setBusy(eventId);
-    setActionError(undefined);
-    setNotice('');
-    try {
-      await api.post(`/events/${encodeURIComponent(eventId)}/resend`);
-      setNotice(`Event ${eventId} is being sent again.`);
-      reload();
-      for (const ms of [1_000, 3_000]) setTimeout(reload, ms);
-    } catch (caught) {
-      setActionError(caught);
-    } finally {
-      setBusy(undefined);
-    }
-  };
+  const resender = useResend(reload, (eventId) => `Event ${eventId} is being sent again.`);
   return (
     <>
       <PageHeading>Webhook events</PageHeading>
       <EventFilterForm filters={filters} />
-      <Notice text={notice} />
-      <ErrorAlert error={actionError} />
-      <ErrorAlert error={error} />
-      {loading && !data ? <Loading what="events" /> : null}
+      <ActionStatus action={resender} />
+      <LoadStatus state={{ data, error, loading }} what="events" />
       {data ? (
         <>
           <TotalLine total={data.total} noun="events" />
-          <TableWrap label="Webhook events">
-            <table aria-busy={loading}>
-              <caption className="visually-hidden">Webhook events, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Order</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Delivery</th>
-                  <th scope="col" className="num hide-narrow">
-                    Attempts
-                  </th>
-                  <th scope="col" className="hide-narrow">
-                    Last answer
-                  </th>
-                  <th scope="col" className="hide-narrow">
-                    Created
-                  </th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.items.map((event) => (
-                  <LinkedRow key={event.eventId} to={orderPath(event.orderNo)}>
-                    <th scope="row">
-                      <OrderLink orderNo={event.orderNo} />
-                    </th>
-                    <td>
-                      <StatusBadge status={event.status} /> <span className="mono small">{event.eventId}</span>
-                    </td>
-                    <td>
-                      <StatusBadge status={event.deliveryStatus} />
-                    </td>
-                    <td className="num hide-narrow">{event.attempts}</td>
-                    <td className="hide-narrow">
-                      <code className="excerpt">
-                        {event.lastStatusCode !== null ? `HTTP ${event.lastStatusCode}` : (event.lastError ?? '—')}
-                      </code>
-                    </td>
-                    <td className="hide-narrow">
-                      <Time ms={event.createdAt} />
-                    </td>
-                    <td>
-                      {canResend ? (
-                        <button
-                          type="button"
-                          className="button button-small"
-                          disabled={busy !== undefined}
-                          onClick={() => void resend(event.eventId)}
-                          aria-label={`Resend event ${event.eventId}`}
-                        >
-                          {busy === event.eventId ? 'Resending…' : 'Resend'}
-                        </button>
-                      ) : null}
-                    </td>
-                  </LinkedRow>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable
+            label="Webhook events"
+            caption="Webhook events, newest first"
+            captionHidden
+            busy={loading}
+            columns={[
+              'Order',
+              'Event',
+              'Delivery',
+              { heading: 'Attempts', className: 'num hide-narrow' },
+              { heading: 'Last answer', className: 'hide-narrow' },
+              { heading: 'Created', className: 'hide-narrow' },
+              ACTIONS_COLUMN,
+            ]}
+          >
+            {data.items.map((event) => (
+              <LinkedRow key={event.eventId} to={orderPath(event.orderNo)}>
+                <th scope="row">
+                  <OrderLink orderNo={event.orderNo} />
+                </th>
+                <td>
+                  <StatusBadge status={event.status} /> <span className="mono small">{event.eventId}</span>
+                </td>
+                <td>
+                  <StatusBadge status={event.deliveryStatus} />
+                </td>
+                <td className="num hide-narrow">{event.attempts}</td>
+                <td className="hide-narrow">
+                  <code className="excerpt">
+                    {event.lastStatusCode !== null ? `HTTP ${event.lastStatusCode}` : (event.lastError ?? '—')}
+                  </code>
+                </td>
+                <td className="hide-narrow">
+                  <Time ms={event.createdAt} />
+                </td>
+                <td>{canResend ? <ResendButton eventId={event.eventId} resender={resender} /> : null}</td>
+              </LinkedRow>
+            ))}
+          </DataTable>
           {data.items.length === 0 ? <p className="empty">No events match these filters.</p> : null}
           <Pager
             pageNumber={list.pageNumber}

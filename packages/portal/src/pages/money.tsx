@@ -1,9 +1,10 @@
 import { API_BASE, api, queryString } from '../api';
-import { ErrorAlert, Loading, PageHeading, TableWrap, Time, useAsync } from '../components';
+import { Card, LoadStatus, PageHeading, Time, useAsync } from '../components';
 import { CURRENCIES, formatMoney } from '../format';
 import { FilterForm, listQuery, Pager, useListState } from '../lists';
 import { Link, usePageTitle } from '../router';
 import { useCan } from '../session';
+import { DataTable } from '../table';
 import type { Balance, LedgerEntry, Page } from '../types';
 
 const ACCOUNT_NAMES: Readonly<Record<string, string>> = { available: 'Available', reserved: 'Reserved' };
@@ -32,46 +33,35 @@ export function BalancesPage() {
   return (
     <>
       <PageHeading>Balances and ledger</PageHeading>
-      <section className="card" aria-labelledby="balances">
-        <h2 id="balances">Balances</h2>
-        <ErrorAlert error={balances.error} />
-        {balances.loading && !balances.data ? <Loading what="balances" /> : null}
+      <Card id="balances" title="Balances">
+        <LoadStatus state={balances} what="balances" />
         {balances.data ? (
-          <TableWrap label="Balances per currency">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Currency</th>
-                  <th scope="col" className="num">
-                    Available
-                  </th>
-                  <th scope="col" className="num">
-                    Reserved for payouts
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {balances.data.map((b) => (
-                  <tr key={b.currency}>
-                    <th scope="row">{b.currency}</th>
-                    <td className="num" data-testid={`available-${b.currency}`}>
-                      {formatMoney(b.available, b.currency)}
-                    </td>
-                    <td className="num">{formatMoney(b.reserved, b.currency)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable
+            label="Balances per currency"
+            columns={[
+              'Currency',
+              { heading: 'Available', className: 'num' },
+              { heading: 'Reserved for payouts', className: 'num' },
+            ]}
+          >
+            {balances.data.map((b) => (
+              <tr key={b.currency}>
+                <th scope="row">{b.currency}</th>
+                <td className="num" data-testid={`available-${b.currency}`}>
+                  {formatMoney(b.available, b.currency)}
+                </td>
+                <td className="num">{formatMoney(b.reserved, b.currency)}</td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
         <p className="hint">
           Every balance is the sum of the ledger entries below: money in from payments (after fees), reserved and
           settled for payouts, and credited back when a payout is returned.
         </p>
-      </section>
+      </Card>
 
-      <section className="card" aria-labelledby="ledger">
-        <h2 id="ledger">Ledger entries</h2>
+      <Card id="ledger" title="Ledger entries">
         <FilterForm path="/balances" label="Filter ledger entries" filters={list.filters} currencies={CURRENCIES} />
         {canExport ? (
           <p>
@@ -81,55 +71,42 @@ export function BalancesPage() {
             <span className="hint inline-hint">All entries matching the filters (up to 50,000), newest first.</span>
           </p>
         ) : null}
-        <ErrorAlert error={entries.error} />
-        {entries.loading && !entries.data ? <Loading what="ledger entries" /> : null}
+        <LoadStatus state={entries} what="ledger entries" />
         {entries.data ? (
           <>
-            <TableWrap label="Ledger entries">
-              <table aria-busy={entries.loading}>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Order</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Account</th>
-                    <th scope="col" className="num">
-                      Amount
-                    </th>
-                    <th scope="col">Reference</th>
+            <DataTable
+              label="Ledger entries"
+              busy={entries.loading}
+              columns={['Time', 'Order', 'Kind', 'Account', { heading: 'Amount', className: 'num' }, 'Reference']}
+            >
+              {entries.data.items.map((e) => {
+                const link = orderLink(e.orderNo);
+                return (
+                  <tr key={e.entryId}>
+                    <td>
+                      <Time ms={e.createdAt} />
+                    </td>
+                    <td>
+                      {link ? (
+                        <Link to={link} className="mono">
+                          {e.orderNo}
+                        </Link>
+                      ) : (
+                        <span className="mono">{e.orderNo}</span>
+                      )}
+                    </td>
+                    <td>{e.transactionKind.replace('_', ' ')}</td>
+                    <td>{ACCOUNT_NAMES[e.account] ?? e.account}</td>
+                    <td className={`num ${e.amount.startsWith('-') ? 'debit' : 'credit'}`}>
+                      {e.amount.startsWith('-') ? '' : '+'}
+                      {formatMoney(e.amount, e.currency)}
+                      <span className="visually-hidden"> ({e.amount.startsWith('-') ? 'debit' : 'credit'})</span>
+                    </td>
+                    <td className="mono small">{e.reference}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {entries.data.items.map((e) => {
-                    const link = orderLink(e.orderNo);
-                    return (
-                      <tr key={e.entryId}>
-                        <td>
-                          <Time ms={e.createdAt} />
-                        </td>
-                        <td>
-                          {link ? (
-                            <Link to={link} className="mono">
-                              {e.orderNo}
-                            </Link>
-                          ) : (
-                            <span className="mono">{e.orderNo}</span>
-                          )}
-                        </td>
-                        <td>{e.transactionKind.replace('_', ' ')}</td>
-                        <td>{ACCOUNT_NAMES[e.account] ?? e.account}</td>
-                        <td className={`num ${e.amount.startsWith('-') ? 'debit' : 'credit'}`}>
-                          {e.amount.startsWith('-') ? '' : '+'}
-                          {formatMoney(e.amount, e.currency)}
-                          <span className="visually-hidden"> ({e.amount.startsWith('-') ? 'debit' : 'credit'})</span>
-                        </td>
-                        <td className="mono small">{e.reference}</td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </TableWrap>
+                );
+              })}
+            </DataTable>
             {entries.data.items.length === 0 ? <p className="empty">No ledger entries match these filters.</p> : null}
             <Pager
               pageNumber={list.pageNumber}
@@ -139,7 +116,7 @@ export function BalancesPage() {
             />
           </>
         ) : null}
-      </section>
+      </Card>
     </>
   );
 }

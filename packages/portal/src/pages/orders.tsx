@@ -1,21 +1,23 @@
 import { type ReactNode, useState } from 'react';
+import { useAction } from '../action';
 import { api, API_BASE, queryString } from '../api';
 import {
+  ActionStatus,
+  Card,
   Details,
-  ErrorAlert,
   Field,
-  Loading,
-  Notice,
+  LoadStatus,
   PageHeading,
   StatusBadge,
-  TableWrap,
   Time,
   useAsync,
 } from '../components';
 import { formatMoney, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
 import { FilterForm, LinkedRow, listQuery, OrderLink, Pager, TotalLine, useListState } from '../lists';
+import { ResendButton, useResend } from '../resend';
 import { Link, usePageTitle } from '../router';
 import { useCan } from '../session';
+import { DataTable } from '../table';
 import type { CountedPage, Payment, PaymentDetail, Payout, PayoutDetail, TimelineEntry, WebhookEvent } from '../types';
 
 /** What differs between the payments and the payouts list: the rest of the page is the same. */
@@ -74,6 +76,7 @@ function OrderListPage<T extends Payment | Payout>({ kind }: { kind: OrderListKi
     () => api.get<CountedPage<T>>(`${kind.path}${listQuery(list.filters, list.cursor)}`),
     [kind.path, list.key, list.cursor],
   );
+  const extraClass = kind.extra.numeric ? 'num hide-narrow' : 'hide-narrow';
   return (
     <>
       <PageHeading>{kind.title}</PageHeading>
@@ -85,60 +88,47 @@ function OrderListPage<T extends Payment | Payout>({ kind }: { kind: OrderListKi
         searchHint={kind.searchHint}
       />
       {kind.path === '/payouts' ? <PayoutReportLink from={list.filters.from} to={list.filters.to} /> : null}
-      <ErrorAlert error={error} />
-      {loading && !data ? <Loading what={kind.noun} /> : null}
+      <LoadStatus state={{ data, error, loading }} what={kind.noun} />
       {data ? (
         <>
           <TotalLine total={data.total} noun={kind.noun} />
-          <TableWrap label={kind.title}>
-            <table aria-busy={loading}>
-              <caption className="visually-hidden">{kind.title}, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Order</th>
-                  <th scope="col" className="hide-narrow">
-                    Your reference
-                  </th>
-                  <th scope="col" className="num">
-                    Amount
-                  </th>
-                  <th scope="col" className={kind.extra.numeric ? 'num hide-narrow' : 'hide-narrow'}>
-                    {kind.extra.heading}
-                  </th>
-                  <th scope="col" className="hide-narrow">
-                    Status
-                  </th>
-                  <th scope="col" className="hide-narrow">
-                    Created
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.items.map((order) => (
-                  <LinkedRow key={order.orderNo} to={`${kind.path}/${order.orderNo}`}>
-                    <th scope="row">
-                      <OrderLink orderNo={order.orderNo} />
-                    </th>
-                    <td className="mono hide-narrow">{order.merchantOrderNo}</td>
-                    <td className="num">
-                      {formatMoney(order.amount, order.currency)}
-                      {/* On a phone the status column gives way and the status shows here. */}
-                      <span className="show-narrow">
-                        <StatusBadge status={order.status} />
-                      </span>
-                    </td>
-                    <td className={kind.extra.numeric ? 'num hide-narrow' : 'hide-narrow'}>{kind.extra.cell(order)}</td>
-                    <td className="hide-narrow">
-                      <StatusBadge status={order.status} />
-                    </td>
-                    <td className="hide-narrow">
-                      <Time ms={order.createdAt} />
-                    </td>
-                  </LinkedRow>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable
+            label={kind.title}
+            caption={`${kind.title}, newest first`}
+            captionHidden
+            busy={loading}
+            columns={[
+              'Order',
+              { heading: 'Your reference', className: 'hide-narrow' },
+              { heading: 'Amount', className: 'num' },
+              { heading: kind.extra.heading, className: extraClass },
+              { heading: 'Status', className: 'hide-narrow' },
+              { heading: 'Created', className: 'hide-narrow' },
+            ]}
+          >
+            {data.items.map((order) => (
+              <LinkedRow key={order.orderNo} to={`${kind.path}/${order.orderNo}`}>
+                <th scope="row">
+                  <OrderLink orderNo={order.orderNo} />
+                </th>
+                <td className="mono hide-narrow">{order.merchantOrderNo}</td>
+                <td className="num">
+                  {formatMoney(order.amount, order.currency)}
+                  {/* On a phone the status column gives way and the status shows here. */}
+                  <span className="show-narrow">
+                    <StatusBadge status={order.status} />
+                  </span>
+                </td>
+                <td className={extraClass}>{kind.extra.cell(order)}</td>
+                <td className="hide-narrow">
+                  <StatusBadge status={order.status} />
+                </td>
+                <td className="hide-narrow">
+                  <Time ms={order.createdAt} />
+                </td>
+              </LinkedRow>
+            ))}
+          </DataTable>
           {data.items.length === 0 ? <p className="empty">No {kind.noun} match these filters.</p> : null}
           <Pager
             pageNumber={list.pageNumber}
@@ -167,31 +157,14 @@ function Timeline({ entries }: { entries: readonly TimelineEntry[] }) {
 }
 
 function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; reload: () => void }) {
-  const [busy, setBusy] = useState<string>();
-  const [error, setError] = useState<unknown>();
-  const [notice, setNotice] = useState('');
   const canResend = useCan('webhooks');
-  const resend = async (eventId: string) => {
-    setBusy(eventId);
-    setError(undefined);
-    setNotice('');
-    try {
-      await api.post(`/events/${encodeURIComponent(eventId)}/resend`);
-      setNotice(`Event ${eventId} is being sent again. Its attempts are listed below.`);
-      // The dispatcher picks the event up within moments: show its new attempt when it lands.
-      reload();
-      for (const ms of [1_000, 3_000]) setTimeout(reload, ms);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(undefined);
-    }
-  };
+  const resender = useResend(
+    reload,
+    (eventId) => `Event ${eventId} is being sent again. Its attempts are listed below.`,
+  );
   return (
-    <section className="card" aria-labelledby="events">
-      <h2 id="events">Webhook events</h2>
-      <Notice text={notice} />
-      <ErrorAlert error={error} />
+    <Card id="events" title="Webhook events">
+      <ActionStatus action={resender} />
       {events.length === 0 ? (
         <p className="empty">No webhook yet: events are sent only when the order reaches a final state.</p>
       ) : null}
@@ -205,17 +178,7 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
             <span>
               Delivery: <StatusBadge status={event.delivery} />
             </span>
-            {canResend ? (
-              <button
-                type="button"
-                className="button button-small"
-                disabled={busy !== undefined}
-                onClick={() => void resend(event.eventId)}
-                aria-label={`Resend event ${event.eventId}`}
-              >
-                {busy === event.eventId ? 'Resending…' : 'Resend'}
-              </button>
-            ) : null}
+            {canResend ? <ResendButton eventId={event.eventId} resender={resender} /> : null}
           </header>
           <Details
             items={[
@@ -230,49 +193,39 @@ function EventsSection({ events, reload }: { events: readonly WebhookEvent[]; re
               {event.body}
             </pre>
           </details>
-          <TableWrap label={`Delivery attempts of ${event.eventId}`}>
-            <table className="attempts">
-              <caption className="caption">Delivery attempts ({event.attempts.length})</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">HTTP status</th>
-                  <th scope="col" className="num">
-                    Latency
-                  </th>
-                  <th scope="col">Response (excerpt)</th>
-                </tr>
-              </thead>
-              <tbody>
-                {event.attempts.map((attempt, i) => (
-                  <tr key={`${attempt.at}-${i}`}>
-                    <td>
-                      <Time ms={attempt.at} />
-                    </td>
-                    <td>
-                      {attempt.statusCode === null ? (
-                        <span className="badge badge-bad">no response</span>
-                      ) : (
-                        <span
-                          className={`badge badge-${attempt.statusCode >= 200 && attempt.statusCode < 300 ? 'good' : 'bad'}`}
-                        >
-                          {attempt.statusCode}
-                        </span>
-                      )}
-                    </td>
-                    <td className="num">{attempt.latencyMs === null ? '—' : `${attempt.latencyMs} ms`}</td>
-                    <td>
-                      <code className="excerpt">{attempt.error ?? attempt.responseExcerpt ?? ''}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable
+            label={`Delivery attempts of ${event.eventId}`}
+            className="attempts"
+            caption={`Delivery attempts (${event.attempts.length})`}
+            columns={['Time', 'HTTP status', { heading: 'Latency', className: 'num' }, 'Response (excerpt)']}
+          >
+            {event.attempts.map((attempt, i) => (
+              <tr key={`${attempt.at}-${i}`}>
+                <td>
+                  <Time ms={attempt.at} />
+                </td>
+                <td>
+                  {attempt.statusCode === null ? (
+                    <span className="badge badge-bad">no response</span>
+                  ) : (
+                    <span
+                      className={`badge badge-${attempt.statusCode >= 200 && attempt.statusCode < 300 ? 'good' : 'bad'}`}
+                    >
+                      {attempt.statusCode}
+                    </span>
+                  )}
+                </td>
+                <td className="num">{attempt.latencyMs === null ? '—' : `${attempt.latencyMs} ms`}</td>
+                <td>
+                  <code className="excerpt">{attempt.error ?? attempt.responseExcerpt ?? ''}</code>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
           {event.attempts.length === 0 ? <p className="muted">Not attempted yet.</p> : null}
         </article>
       ))}
-    </section>
+    </Card>
   );
 }
 
@@ -286,26 +239,16 @@ const PAYOUT_MOVES: Readonly<Record<string, readonly string[]>> = {
   PROCESSING: ['SUCCEEDED', 'FAILED'],
 };
 
-/** Runs one write and reloads the page's data; reports what happened. */
-function useAction(reload: () => void) {
-  const [busy, setBusy] = useState<string>();
-  const [error, setError] = useState<unknown>();
-  const [notice, setNotice] = useState('');
-  const run = async (name: string, write: () => Promise<unknown>, done: string) => {
-    setBusy(name);
-    setError(undefined);
-    setNotice('');
-    try {
+/** A write on an order's page: once it went through, the order is loaded again to show its effect. */
+function useOrderAction(reload: () => void) {
+  const action = useAction();
+  const act = (write: () => Promise<unknown>, done: string) =>
+    void action.run(async () => {
       await write();
-      setNotice(done);
       reload();
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(undefined);
-    }
-  };
-  return { busy, error, notice, run };
+      return done;
+    });
+  return { ...action, act };
 }
 
 /**
@@ -323,13 +266,12 @@ function SandboxPanel({
   status: string;
   reload: () => void;
 }) {
-  const action = useAction(reload);
+  const action = useOrderAction(reload);
   const [reason, setReason] = useState('');
   const moves = (type === 'payment' ? PAYMENT_MOVES : PAYOUT_MOVES)[status] ?? [];
   const base = `/sandbox/${type}s/${encodeURIComponent(orderNo)}`;
   const simulate = (target: string) =>
-    void action.run(
-      target,
+    action.act(
       () =>
         api.post(`${base}/simulate`, {
           status: target,
@@ -339,8 +281,7 @@ function SandboxPanel({
     );
   const canReturn = type === 'payout' && status === 'SUCCEEDED';
   return (
-    <section className="card sandbox-panel" aria-labelledby="sandbox">
-      <h2 id="sandbox">Sandbox: act as the channel</h2>
+    <Card id="sandbox" title="Sandbox: act as the channel" className="sandbox-panel">
       <p className="muted">
         These buttons move the {type} as the channel would (like POST /api/v1/sandbox/{type}s/simulate): the webhook
         event is written and sent as in production.
@@ -363,13 +304,7 @@ function SandboxPanel({
       ) : null}
       <div className="button-row">
         {moves.map((target) => (
-          <button
-            key={target}
-            type="button"
-            className="button"
-            disabled={action.busy !== undefined}
-            onClick={() => simulate(target)}
-          >
+          <button key={target} type="button" className="button" disabled={action.busy} onClick={() => simulate(target)}>
             Simulate {target}
           </button>
         ))}
@@ -377,24 +312,21 @@ function SandboxPanel({
           <button
             type="button"
             className="button"
-            disabled={action.busy !== undefined}
-            onClick={() =>
-              void action.run('return', () => api.post(`${base}/return`, {}), 'The payout was returned (REFUNDED).')
-            }
+            disabled={action.busy}
+            onClick={() => action.act(() => api.post(`${base}/return`, {}), 'The payout was returned (REFUNDED).')}
           >
             Simulate return (REFUNDED)
           </button>
         ) : null}
       </div>
-      <Notice text={action.notice} />
-      <ErrorAlert error={action.error} />
-    </section>
+      <ActionStatus action={action} />
+    </Card>
   );
 }
 
 /** Cancel a PENDING payment, after a second, explicit confirmation. */
 function CancelPayment({ orderNo, status, reload }: { orderNo: string; status: string; reload: () => void }) {
-  const action = useAction(reload);
+  const action = useOrderAction(reload);
   const [asking, setAsking] = useState(false);
   return (
     <div className="cancel">
@@ -404,13 +336,9 @@ function CancelPayment({ orderNo, status, reload }: { orderNo: string; status: s
           <button
             type="button"
             className="button button-danger button-small"
-            disabled={action.busy !== undefined}
+            disabled={action.busy}
             onClick={() =>
-              void action.run(
-                'cancel',
-                () => api.post(`/payments/${encodeURIComponent(orderNo)}/cancel`),
-                'The payment was canceled.',
-              )
+              action.act(() => api.post(`/payments/${encodeURIComponent(orderNo)}/cancel`), 'The payment was canceled.')
             }
           >
             Yes, cancel it
@@ -424,8 +352,7 @@ function CancelPayment({ orderNo, status, reload }: { orderNo: string; status: s
           Cancel payment
         </button>
       )}
-      <Notice text={action.notice} />
-      <ErrorAlert error={action.error} />
+      <ActionStatus action={action} />
     </div>
   );
 }
@@ -447,8 +374,7 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
       <PageHeading>
         Payment <span className="mono">{orderNo}</span>
       </PageHeading>
-      <ErrorAlert error={error} />
-      {loading && !data ? <Loading what="the payment" /> : null}
+      <LoadStatus state={{ data, error, loading }} what="the payment" />
       {p && data ? (
         <>
           <div className="toolbar">
@@ -459,8 +385,7 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
             {canCancel ? <CancelPayment orderNo={orderNo} status={p.status} reload={reload} /> : null}
           </div>
           <div className="grid-2">
-            <section className="card" aria-labelledby="summary">
-              <h2 id="summary">Order</h2>
+            <Card id="summary" title="Order">
               <Details
                 items={[
                   ['Status', <StatusBadge status={p.status} />],
@@ -500,11 +425,10 @@ export function PaymentPage({ orderNo, sandbox }: { orderNo: string; sandbox: bo
                   ],
                 ]}
               />
-            </section>
-            <section className="card" aria-labelledby="timeline">
-              <h2 id="timeline">Timeline</h2>
+            </Card>
+            <Card id="timeline" title="Timeline">
               <Timeline entries={data.timeline} />
-            </section>
+            </Card>
           </div>
           {sandbox && canSimulate ? (
             <SandboxPanel type="payment" orderNo={orderNo} status={p.status} reload={reload} />
@@ -533,8 +457,7 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
       <PageHeading>
         Payout <span className="mono">{orderNo}</span>
       </PageHeading>
-      <ErrorAlert error={error} />
-      {loading && !data ? <Loading what="the payout" /> : null}
+      <LoadStatus state={{ data, error, loading }} what="the payout" />
       {p && r && data ? (
         <>
           <div className="toolbar">
@@ -547,8 +470,7 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
             </button>
           </div>
           <div className="grid-2">
-            <section className="card receipt" aria-labelledby="receipt">
-              <h2 id="receipt">Receipt</h2>
+            <Card id="receipt" title="Receipt" className="receipt">
               <Details
                 items={[
                   ['Status', <StatusBadge status={r.status} />],
@@ -571,15 +493,13 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
                   ['Webhook URL', <span className="mono break">{p.webhookUrl}</span>],
                 ]}
               />
-            </section>
-            <section className="card" aria-labelledby="timeline">
-              <h2 id="timeline">Timeline</h2>
+            </Card>
+            <Card id="timeline" title="Timeline">
               <Timeline entries={data.timeline} />
-            </section>
+            </Card>
           </div>
           {data.bankFile ? (
-            <section className="card" aria-labelledby="bank-file">
-              <h2 id="bank-file">Bank file</h2>
+            <Card id="bank-file" title="Bank file">
               <p className="hint">
                 Sent to the bank as a SEPA credit transfer in the file below; the bank's answers (pain.002 status
                 reports and camt.054 notifications) are shown as they arrive.
@@ -592,7 +512,7 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
                   ['Return reference', data.bankFile.returnReference],
                 ]}
               />
-            </section>
+            </Card>
           ) : null}
           {sandbox && canSimulate ? (
             <SandboxPanel type="payout" orderNo={orderNo} status={p.status} reload={reload} />

@@ -1,9 +1,10 @@
 import { api, queryString } from '../api';
 import { BarChart } from '../chart';
-import { ErrorAlert, Loading, PageHeading, StatusBadge, TableWrap, Time, toneOf, useAsync } from '../components';
+import { Card, LoadStatus, PageHeading, StatusBadge, Time, toneOf, useAsync } from '../components';
 import { formatMoney, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
 import { OrderLink } from '../lists';
 import { Link, navigate, useLocation, usePageTitle } from '../router';
+import { DataTable } from '../table';
 import type { Overview, StatusTotal } from '../types';
 
 /** The periods the overview offers, newest data last. */
@@ -38,46 +39,34 @@ function OrdersByStatus({
 }) {
   const total = rows.reduce((sum, row) => sum + row.count, 0);
   return (
-    <section className="card" aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
+    <Card id={id} title={title}>
       <p className="muted" data-testid={`${id}-total`}>
         {total} {total === 1 ? 'order' : 'orders'} created in this period.
       </p>
       <BarChart bars={countsByStatus(rows, statuses)} label={`${title} by status`} />
       {rows.length > 0 ? (
-        <TableWrap label={`${title}: volume by status and currency`}>
-          <table className="compact">
-            <caption className="caption">Volume by status and currency</caption>
-            <thead>
-              <tr>
-                <th scope="col">Status</th>
-                <th scope="col" className="num">
-                  Orders
-                </th>
-                <th scope="col" className="num">
-                  Volume
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={`${row.status}-${row.currency}`}>
-                  <th scope="row">
-                    <Link to={`${listPath}${queryString({ status: row.status, from: period.from, to: period.to })}`}>
-                      <StatusBadge status={row.status} />
-                    </Link>
-                  </th>
-                  <td className="num">{row.count}</td>
-                  <td className="num" data-testid={`volume-${id}-${row.status}-${row.currency}`}>
-                    {formatMoney(row.amount, row.currency)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable
+          label={`${title}: volume by status and currency`}
+          className="compact"
+          caption="Volume by status and currency"
+          columns={['Status', { heading: 'Orders', className: 'num' }, { heading: 'Volume', className: 'num' }]}
+        >
+          {rows.map((row) => (
+            <tr key={`${row.status}-${row.currency}`}>
+              <th scope="row">
+                <Link to={`${listPath}${queryString({ status: row.status, from: period.from, to: period.to })}`}>
+                  <StatusBadge status={row.status} />
+                </Link>
+              </th>
+              <td className="num">{row.count}</td>
+              <td className="num" data-testid={`volume-${id}-${row.status}-${row.currency}`}>
+                {formatMoney(row.amount, row.currency)}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
-    </section>
+    </Card>
   );
 }
 
@@ -108,8 +97,7 @@ export function OverviewPage() {
           ))}
         </select>
       </div>
-      <ErrorAlert error={error} />
-      {loading && !data ? <Loading what="the overview" /> : null}
+      <LoadStatus state={{ data, error, loading }} what="the overview" />
       {data ? (
         <>
           <div className="grid-2">
@@ -131,8 +119,7 @@ export function OverviewPage() {
             />
           </div>
           <div className="grid-2">
-            <section className="card" aria-labelledby="overview-balances">
-              <h2 id="overview-balances">Balances</h2>
+            <Card id="overview-balances" title="Balances">
               {data.balances.length === 0 ? <p className="empty">No balance yet.</p> : null}
               <dl className="balances">
                 {data.balances.map((b) => (
@@ -147,9 +134,8 @@ export function OverviewPage() {
               <p>
                 <Link to="/balances">Balances and ledger</Link>
               </p>
-            </section>
-            <section className="card" aria-labelledby="recent-failures">
-              <h2 id="recent-failures">Webhook delivery failures</h2>
+            </Card>
+            <Card id="recent-failures" title="Webhook delivery failures">
               <p className="muted" data-testid="failed-events">
                 {data.failedEvents === 0
                   ? 'No event has failed delivery.'
@@ -175,7 +161,7 @@ export function OverviewPage() {
                   <Link to="/events?status=failed">All failed events (resend them)</Link>
                 </p>
               ) : null}
-            </section>
+            </Card>
           </div>
         </>
       ) : null}

@@ -1,8 +1,22 @@
 import { type FormEvent, useState } from 'react';
+import { useAction, useEditable } from '../action';
 import { api } from '../api';
-import { ErrorAlert, Field, Loading, Notice, PageHeading, TableWrap, TeamTabs, Time, useAsync } from '../components';
+import {
+  ActionStatus,
+  Card,
+  ErrorAlert,
+  Field,
+  LoadStatus,
+  PageHeading,
+  RowButton,
+  SubmitButton,
+  TeamTabs,
+  Time,
+  useAsync,
+} from '../components';
 import { usePageTitle } from '../router';
 import { useSession } from '../session';
+import { ACTIONS_COLUMN, DataTable } from '../table';
 import type { Person, Role } from '../types';
 
 const ROLES: readonly [Role, string][] = [
@@ -16,50 +30,38 @@ const ROLES: readonly [Role, string][] = [
 export function PeoplePage() {
   usePageTitle('People');
   const session = useSession();
-  const { data, error, loading, reload } = useAsync(() => api.get<Person[]>('/people'), []);
-  const [current, setCurrent] = useState<Person[]>();
-  const people = current ?? data;
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<unknown>();
-  const [notice, setNotice] = useState('');
+  const team = useEditable(() => api.get<Person[]>('/people'), { reloadOnError: true });
+  const people = team.data;
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('developer');
-
-  const act = async (work: () => Promise<Person[]>, done: string) => {
-    setBusy(true);
-    setActionError(undefined);
-    setNotice('');
-    try {
-      setCurrent(await work());
-      setNotice(done);
-      return true;
-    } catch (caught) {
-      setActionError(caught);
-      reload();
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
 
   const invite = async (event: FormEvent) => {
     event.preventDefault();
     const address = email.trim();
-    let emailed = false;
-    const ok = await act(async () => {
-      const result = await api.post<{ emailed: boolean; people: Person[] }>('/people', { email: address, role });
-      emailed = result.emailed;
-      return result.people;
-    }, '');
-    if (ok) {
-      setEmail('');
-      setNotice(
-        emailed
+    // The answer carries whether the invitation was emailed, besides the new list.
+    const invited = await team.action.run(
+      async () => {
+        const result = await api.post<{ emailed: boolean; people: Person[] }>('/people', { email: address, role });
+        team.replace(result.people);
+        return result.emailed
           ? `${address} is invited: the setup link was emailed to them (it works once, for 72 hours).`
-          : `${address} is invited. No mail server is configured: the platform operator has the setup link in the server log.`,
-      );
-    }
+          : `${address} is invited. No mail server is configured: the platform operator has the setup link in the server log.`;
+      },
+      { onError: team.reload },
+    );
+    if (invited) setEmail('');
   };
+
+  const changeRole = (address: string, newRole: string) =>
+    void team.write(
+      () => api.post<Person[]>('/people/role', { email: address, role: newRole }),
+      `${address} is now ${newRole}.`,
+    );
+  const remove = (address: string) =>
+    void team.write(
+      () => api.post<Person[]>('/people/remove', { email: address }),
+      `${address} was removed and signed out.`,
+    );
 
   return (
     <>
@@ -69,87 +71,58 @@ export function PeoplePage() {
         Who can sign in to this merchant&apos;s portal, and what each may do. The last owner can be neither removed nor
         given another role.
       </p>
-      <Notice text={notice} />
-      <ErrorAlert error={actionError} />
-      <section className="card" aria-labelledby="people-list">
-        <h2 id="people-list">Teammates</h2>
-        <ErrorAlert error={error} />
-        {loading && !people ? <Loading what="people" /> : null}
+      <ActionStatus action={team.action} />
+      <Card id="people-list" title="Teammates">
+        <LoadStatus state={team} what="people" />
         {people ? (
-          <TableWrap label="Teammates">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="hide-narrow">
-                    Invited
-                  </th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {people.map((person) => (
-                  <tr key={person.email}>
-                    <td>
-                      {person.email}
-                      {person.email === session?.email ? <span className="muted small"> (you)</span> : null}
-                    </td>
-                    <td>
-                      <label className="visually-hidden" htmlFor={`role-${person.email}`}>
-                        Role of {person.email}
-                      </label>
-                      <select
-                        id={`role-${person.email}`}
-                        value={person.role}
-                        disabled={busy}
-                        onChange={(event) =>
-                          void act(
-                            () => api.post<Person[]>('/people/role', { email: person.email, role: event.target.value }),
-                            `${person.email} is now ${event.target.value}.`,
-                          )
-                        }
-                      >
-                        {ROLES.map(([value]) => (
-                          <option key={value} value={value}>
-                            {value}
-                          </option>
-                        ))}
-                      </select>
-                    </td>
-                    <td>{person.activated ? 'Active' : 'Invited'}</td>
-                    <td className="hide-narrow">
-                      <Time ms={person.createdAt} />
-                    </td>
-                    <td>
-                      <button
-                        type="button"
-                        className="button button-danger button-small"
-                        disabled={busy}
-                        aria-label={`Remove ${person.email}`}
-                        onClick={() =>
-                          void act(
-                            () => api.post<Person[]>('/people/remove', { email: person.email }),
-                            `${person.email} was removed and signed out.`,
-                          )
-                        }
-                      >
-                        Remove
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable
+            label="Teammates"
+            columns={['Email', 'Role', 'Status', { heading: 'Invited', className: 'hide-narrow' }, ACTIONS_COLUMN]}
+          >
+            {people.map((person) => (
+              <tr key={person.email}>
+                <td>
+                  {person.email}
+                  {person.email === session?.email ? <span className="muted small"> (you)</span> : null}
+                </td>
+                <td>
+                  <label className="visually-hidden" htmlFor={`role-${person.email}`}>
+                    Role of {person.email}
+                  </label>
+                  <select
+                    id={`role-${person.email}`}
+                    value={person.role}
+                    disabled={team.action.busy}
+                    onChange={(event) => changeRole(person.email, event.target.value)}
+                  >
+                    {ROLES.map(([value]) => (
+                      <option key={value} value={value}>
+                        {value}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>{person.activated ? 'Active' : 'Invited'}</td>
+                <td className="hide-narrow">
+                  <Time ms={person.createdAt} />
+                </td>
+                <td>
+                  <RowButton
+                    danger
+                    label={`Remove ${person.email}`}
+                    disabled={team.action.busy}
+                    onClick={() => remove(person.email)}
+                  >
+                    Remove
+                  </RowButton>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         ) : null}
-      </section>
+      </Card>
       <RequireSecondFactor />
-      <section className="card" aria-labelledby="invite">
-        <h2 id="invite">Invite someone</h2>
+      <Card id="invite" title="Invite someone">
         <form className="stack" onSubmit={(event) => void invite(event)}>
           <Field label="Email" hint="They receive a one-time link to choose a password (valid 72 hours).">
             {(props) => (
@@ -175,13 +148,9 @@ export function PeoplePage() {
               </select>
             )}
           </Field>
-          <div>
-            <button type="submit" className="button button-primary" disabled={busy}>
-              Send invitation
-            </button>
-          </div>
+          <SubmitButton disabled={team.action.busy}>Send invitation</SubmitButton>
         </form>
-      </section>
+      </Card>
     </>
   );
 }
@@ -190,29 +159,22 @@ export function PeoplePage() {
 function RequireSecondFactor() {
   const security = useAsync(() => api.get<{ requireSecondFactor: boolean }>('/security'), []);
   const [current, setCurrent] = useState<boolean>();
-  const [error, setError] = useState<unknown>();
+  const action = useAction();
   const required = current ?? security.data?.requireSecondFactor;
-  const change = async (value: boolean) => {
-    setError(undefined);
-    try {
-      setCurrent(
-        (await api.post<{ requireSecondFactor: boolean }>('/security', { requireSecondFactor: value }))
-          .requireSecondFactor,
-      );
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+  const change = (value: boolean) =>
+    void action.run(async () => {
+      const answer = await api.post<{ requireSecondFactor: boolean }>('/security', { requireSecondFactor: value });
+      setCurrent(answer.requireSecondFactor);
+    });
   return (
-    <section className="card" aria-labelledby="security">
-      <h2 id="security">Security</h2>
-      <ErrorAlert error={error ?? security.error} />
+    <Card id="security" title="Security">
+      <ErrorAlert error={action.error ?? security.error} />
       {required === undefined ? null : (
         <label className="checkbox">
-          <input type="checkbox" checked={required} onChange={(event) => void change(event.target.checked)} /> Require a
+          <input type="checkbox" checked={required} onChange={(event) => change(event.target.checked)} /> Require a
           second factor (an authenticator app) of everyone: people without one must set it up before anything else
         </label>
       )}
-    </section>
+    </Card>
   );
 }

@@ -1,5 +1,5 @@
 import { api } from '../api';
-import { CopyButton, Details, ErrorAlert, Loading, PageHeading, Time, useAsync } from '../components';
+import { CopyButton, Details, LoadStatus, PageHeading, Time, useAsync } from '../components';
 import { AUTH_STEPS } from '../format';
 import { usePageTitle } from '../router';
 import type { RejectedRequest } from '../types';
@@ -20,8 +20,7 @@ export function RejectedPage() {
           Refresh
         </button>
       </div>
-      <ErrorAlert error={error} />
-      {loading && !data ? <Loading what="rejected requests" /> : null}
+      <LoadStatus state={{ data, error, loading }} what="rejected requests" />
       {data && data.length === 0 ? <p className="empty">No rejected requests in the last 7 days.</p> : null}
       {data?.map((r) => (
         <article key={r.requestId} className="card" aria-labelledby={`rr-${r.requestId}`}>

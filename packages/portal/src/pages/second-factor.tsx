@@ -1,7 +1,8 @@
 import { startAuthentication } from '@simplewebauthn/browser';
 import { type FormEvent, useState } from 'react';
+import { useAction } from '../action';
 import { ApiError, api, setCsrfToken } from '../api';
-import { ErrorAlert, Field, Notice, PageHeading } from '../components';
+import { AuthCard, ErrorAlert, Field, Notice, SubmitButton } from '../components';
 import { usePageTitle } from '../router';
 import type { Session } from '../types';
 
@@ -14,6 +15,38 @@ function codeError(error: unknown): unknown {
     return new Error(`Too many wrong codes. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
   }
   return error;
+}
+
+/** The box of a one-time code: six digits from the app when `numeric`, else a recovery code. */
+function CodeField({
+  label,
+  hint,
+  numeric,
+  value,
+  onChange,
+}: {
+  label: string;
+  hint: string;
+  numeric: boolean;
+  value: string;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <Field label={label} hint={hint}>
+      {(props) => (
+        <input
+          {...props}
+          type="text"
+          name="code"
+          autoComplete="one-time-code"
+          inputMode={numeric ? 'numeric' : 'text'}
+          required
+          value={value}
+          onChange={(event) => onChange(event.target.value)}
+        />
+      )}
+    </Field>
+  );
 }
 
 /** A code box (a TOTP code, or a recovery code when `recovery`), used by sign-in, step-up and removal. */
@@ -29,66 +62,42 @@ export function CodeForm({
 }) {
   const [recovery, setRecovery] = useState(false);
   const [value, setValue] = useState('');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await action.run(async () => {
       await onCode(recovery ? { recoveryCode: value.trim() } : { code: value.replace(/\s/g, '') });
       setValue('');
-    } catch (caught) {
-      setError(codeError(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
-  const usePasskey = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const withPasskey = () =>
+    void action.run(async () => {
       const optionsJSON = await api.post<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
         '/session/second-factor/options',
         {},
       );
       await onCode({ passkey: await startAuthentication({ optionsJSON }) });
-    } catch (caught) {
-      setError(codeError(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <form onSubmit={(event) => void submit(event)} className="stack">
-      <ErrorAlert error={error} />
+      <ErrorAlert error={codeError(action.error)} />
       {passkey ? (
         <div>
-          <button type="button" className="button button-primary" disabled={busy} onClick={() => void usePasskey()}>
+          <button type="button" className="button button-primary" disabled={action.busy} onClick={withPasskey}>
             Use your passkey
           </button>
         </div>
       ) : null}
-      <Field
+      <CodeField
         label={recovery ? 'Recovery code' : 'Code from your authenticator app'}
         hint={recovery ? 'One of the ten codes you saved; each works once.' : 'Six digits; a new one every 30 seconds.'}
-      >
-        {(props) => (
-          <input
-            {...props}
-            type="text"
-            name="code"
-            autoComplete="one-time-code"
-            inputMode={recovery ? 'text' : 'numeric'}
-            required
-            value={value}
-            onChange={(event) => setValue(event.target.value)}
-          />
-        )}
-      </Field>
+        numeric={!recovery}
+        value={value}
+        onChange={setValue}
+      />
       <div className="button-row">
-        <button type="submit" className="button button-primary" disabled={busy}>
-          {busy ? 'Checking…' : submitLabel}
+        <button type="submit" className="button button-primary" disabled={action.busy}>
+          {action.busy ? 'Checking…' : submitLabel}
         </button>
         <button
           type="button"
@@ -117,37 +126,28 @@ export function SecondFactorSignIn({
 }) {
   usePageTitle('Enter your code');
   return (
-    <main id="main" className="auth">
-      <div className="auth-card">
-        <p className="brand">Paygate</p>
-        <PageHeading>Enter your code</PageHeading>
-        <p>
-          Your password is right. Now your second factor:{' '}
-          {[
-            session.secondFactor.passkeys ? 'your passkey' : '',
-            session.secondFactor.totp ? 'the code from your authenticator app, or one of your recovery codes' : '',
-          ]
-            .filter(Boolean)
-            .join(', or ')}
-          .
-        </p>
-        <CodeForm
-          passkey={session.secondFactor.passkeys}
-          submitLabel="Sign in"
-          onCode={async (body) => {
-            await api.post('/session/second-factor', body);
-            const session = await api.get<Session>('/session');
-            setCsrfToken(session.csrfToken);
-            onDone(session);
-          }}
-        />
-        <p>
-          <button type="button" className="button button-small" onClick={onSignOut}>
-            Sign out
-          </button>
-        </p>
-      </div>
-    </main>
+    <AuthCard title="Enter your code" onSignOut={onSignOut}>
+      <p>
+        Your password is right. Now your second factor:{' '}
+        {[
+          session.secondFactor.passkeys ? 'your passkey' : '',
+          session.secondFactor.totp ? 'the code from your authenticator app, or one of your recovery codes' : '',
+        ]
+          .filter(Boolean)
+          .join(', or ')}
+        .
+      </p>
+      <CodeForm
+        passkey={session.secondFactor.passkeys}
+        submitLabel="Sign in"
+        onCode={async (body) => {
+          await api.post('/session/second-factor', body);
+          const session = await api.get<Session>('/session');
+          setCsrfToken(session.csrfToken);
+          onDone(session);
+        }}
+      />
+    </AuthCard>
   );
 }
 
@@ -155,32 +155,21 @@ export function SecondFactorSignIn({
 export function TotpSetup({ onDone }: { onDone: () => void }) {
   const [enrollment, setEnrollment] = useState<{ secret: string; qrCode: string; uri: string }>();
   const [codes, setCodes] = useState<string[]>();
-  const [error, setError] = useState<unknown>();
   const [value, setValue] = useState('');
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
 
-  const start = async () => {
-    setError(undefined);
-    try {
+  const start = () =>
+    void action.run(async () => {
       setEnrollment(await api.post('/second-factor/totp', {}));
-    } catch (caught) {
-      setError(caught);
-    }
-  };
+    });
   const confirm = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await action.run(async () => {
       const result = await api.post<{ recoveryCodes: string[] }>('/second-factor/totp/confirm', {
         code: value.replace(/\s/g, ''),
       });
       setCodes(result.recoveryCodes);
-    } catch (caught) {
-      setError(codeError(caught));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   if (codes) {
@@ -207,9 +196,9 @@ export function TotpSetup({ onDone }: { onDone: () => void }) {
   if (!enrollment) {
     return (
       <div className="stack">
-        <ErrorAlert error={error} />
+        <ErrorAlert error={action.error} />
         <div>
-          <button type="button" className="button button-primary" onClick={() => void start()}>
+          <button type="button" className="button button-primary" onClick={start}>
             Set up an authenticator app
           </button>
         </div>
@@ -226,26 +215,15 @@ export function TotpSetup({ onDone }: { onDone: () => void }) {
           {enrollment.secret}
         </code>
       </p>
-      <ErrorAlert error={error} />
-      <Field label="First code from the app" hint="Six digits: it confirms the app is set up right.">
-        {(props) => (
-          <input
-            {...props}
-            type="text"
-            name="code"
-            autoComplete="one-time-code"
-            inputMode="numeric"
-            required
-            value={value}
-            onChange={(event) => setValue(event.target.value)}
-          />
-        )}
-      </Field>
-      <div>
-        <button type="submit" className="button button-primary" disabled={busy}>
-          Turn on
-        </button>
-      </div>
+      <ErrorAlert error={codeError(action.error)} />
+      <CodeField
+        label="First code from the app"
+        hint="Six digits: it confirms the app is set up right."
+        numeric
+        value={value}
+        onChange={setValue}
+      />
+      <SubmitButton disabled={action.busy}>Turn on</SubmitButton>
     </form>
   );
 }
@@ -254,18 +232,9 @@ export function TotpSetup({ onDone }: { onDone: () => void }) {
 export function RequiredSetup({ onDone, onSignOut }: { onDone: () => void; onSignOut: () => void }) {
   usePageTitle('Set up a second factor');
   return (
-    <main id="main" className="auth">
-      <div className="auth-card">
-        <p className="brand">Paygate</p>
-        <PageHeading>Set up a second factor</PageHeading>
-        <p>Your merchant requires a second factor of everyone. Set up an authenticator app to go on.</p>
-        <TotpSetup onDone={onDone} />
-        <p>
-          <button type="button" className="button button-small" onClick={onSignOut}>
-            Sign out
-          </button>
-        </p>
-      </div>
-    </main>
+    <AuthCard title="Set up a second factor" onSignOut={onSignOut}>
+      <p>Your merchant requires a second factor of everyone. Set up an authenticator app to go on.</p>
+      <TotpSetup onDone={onDone} />
+    </AuthCard>
   );
 }

@@ -1,3 +1,4 @@
+import type { PortalAuditEntry } from '@paygate/wire';
 import type { Db, Queryable } from '../../db/db.js';
 import { canonicalJson, entryHash, GENESIS_HASH } from './chain.js';
 
@@ -23,20 +24,6 @@ export interface AuditRecord {
   readonly object?: string | undefined;
   /** Anything else worth keeping (kept as canonical JSON). */
   readonly detail?: Readonly<Record<string, unknown>> | undefined;
-}
-
-/** An entry as `paygate audit list --json` and the portal show it. */
-export interface AuditEntryView {
-  readonly id: string;
-  /** ISO 8601. */
-  readonly at: string;
-  readonly actor: { readonly kind: AuditActor['kind']; readonly email?: string };
-  readonly action: string;
-  readonly merchant: string | null;
-  readonly object?: string;
-  readonly detail?: Record<string, unknown>;
-  readonly ip?: string;
-  readonly requestId?: string;
 }
 
 /** Filters of a listing; all optional. */
@@ -155,7 +142,7 @@ export class Audit {
   }
 
   /** Entries matching `filters`, oldest first (the newest `limit` of them when a limit is given). */
-  async list(filters: AuditFilters = {}): Promise<AuditEntryView[]> {
+  async list(filters: AuditFilters = {}): Promise<PortalAuditEntry[]> {
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (clause: string, value: unknown) => {
@@ -218,7 +205,7 @@ export class Audit {
   }
 }
 
-function view(row: AuditRow): AuditEntryView {
+function view(row: AuditRow): PortalAuditEntry {
   return {
     id: row.id.toString(),
     at: row.at.toISOString(),

@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { PortalPerson, PortalSessionInfo } from '@paygate/wire';
 import { z } from 'zod';
 import type { Config, Environment } from '../../config.js';
 import type { Db, Queryable } from '../../db/db.js';
@@ -148,14 +149,6 @@ export interface Invitation {
   readonly existing: boolean;
 }
 
-export interface PortalUserInfo {
-  readonly email: string;
-  readonly role: Role;
-  readonly activated: boolean;
-  readonly invitationExpiresAt: number | null;
-  readonly createdAt: number;
-}
-
 /**
  * The CSRF token of a session: an HMAC of the session token, so it needs no storage, is stable
  * for the session's life, and cannot be computed without the (HttpOnly) session cookie.
@@ -244,7 +237,7 @@ export class PortalAccounts {
   }
 
   /** Changes a teammate's role; the merchant's last owner cannot be demoted (CONFLICT). */
-  async setRole(merchant: PortalMerchant, input: unknown, context: AuditContext): Promise<PortalUserInfo[]> {
+  async setRole(merchant: PortalMerchant, input: unknown, context: AuditContext): Promise<PortalPerson[]> {
     const { email: address, role } = parseInput(roleInput, input);
     await this.db.transaction(async (tx) => {
       await lockPeople(tx, merchant.id);
@@ -267,7 +260,7 @@ export class PortalAccounts {
   }
 
   /** Removes a teammate and ends their sessions; the merchant's last owner cannot be removed (CONFLICT). */
-  async remove(merchant: PortalMerchant, input: unknown, context: AuditContext): Promise<PortalUserInfo[]> {
+  async remove(merchant: PortalMerchant, input: unknown, context: AuditContext): Promise<PortalPerson[]> {
     const { email: address } = parseInput(personInput, input);
     await this.db.transaction(async (tx) => {
       await lockPeople(tx, merchant.id);
@@ -319,7 +312,7 @@ export class PortalAccounts {
     }
   }
 
-  async users(accessKey: string): Promise<PortalUserInfo[]> {
+  async users(accessKey: string): Promise<PortalPerson[]> {
     const merchantId = await this.merchants.findId(accessKey);
     if (merchantId === undefined) return [];
     const result = await this.db.query<{
@@ -543,7 +536,7 @@ export class PortalAccounts {
   }
 
   /** The person's live sessions, the newest first. */
-  async sessions(session: PortalSession): Promise<SessionInfo[]> {
+  async sessions(session: PortalSession): Promise<PortalSessionInfo[]> {
     const now = this.now();
     const result = await this.db.query<{
       id: bigint;
@@ -1227,19 +1220,6 @@ export interface ClientInfo {
   readonly ip: string;
   readonly userAgent?: string | undefined;
   readonly requestId?: string | undefined;
-}
-
-/** One of a person's sessions, as their sessions page shows it. */
-export interface SessionInfo {
-  readonly id: string;
-  /** The session of the request asking. */
-  readonly current: boolean;
-  /** The browser and system, read from the User-Agent ("Firefox on Linux"). */
-  readonly device: string;
-  readonly userAgent: string | null;
-  readonly ip: string | null;
-  readonly createdAt: number;
-  readonly lastSeenAt: number;
 }
 
 /** The audit context of a person acting through a request. */
