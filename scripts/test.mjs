@@ -3,10 +3,12 @@
 // packages resolved to their sources (the "source" export condition). TAP streams to stdout; a
 // second reporter (test-summary-reporter.mjs) records each result, summarized after the TAP:
 // counts per package, failures by file and name, then one last line `N passed, N failed, N skipped`.
-// Usage: node scripts/test.mjs [--dry-run] [path-filter ...]  (npm test -- [path-filter ...])
-// With filters, only the test files whose path contains one run, and only their packages are
-// type-checked (each one's build, with the packages it references, and its check configs);
-// without, everything. --dry-run prints the type checks and the files, and runs nothing.
+// Usage: node scripts/test.mjs [--dry-run] [--e2e] [path-filter ...]  (npm test -- [path-filter ...])
+// Without arguments: every suite but the end-to-end ones (E2E below), and the whole type check.
+// --e2e (npm run test:e2e): the end-to-end suites only. With filters, the test files whose path
+// contains one run, end-to-end or not, and only their packages are type-checked (each one's build,
+// with the packages it references, and its check configs). --dry-run prints the type checks and
+// the files, and runs nothing.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +16,23 @@ import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const dryRun = process.argv.includes('--dry-run');
-const filters = process.argv.slice(2).filter((arg) => arg !== '--dry-run');
+const e2e = process.argv.includes('--e2e');
+const filters = process.argv.slice(2).filter((arg) => arg !== '--dry-run' && arg !== '--e2e');
+
+/**
+ * The end-to-end suites, `npm run test:e2e`: whole processes driven as their users drive them
+ * (the channel and bank simulators, the walkthroughs run from the docs, the backup drill) and the
+ * portal in Chromium. They take minutes where the rest take seconds, so `npm test` leaves them to
+ * their own script, which `.ci/run` runs right after it. A path ending in `/` names a folder.
+ */
+const E2E = [
+  'packages/portal/test/',
+  'packages/server/test/backup-restore.test.ts',
+  'packages/server/test/channels-e2e.test.ts',
+  'packages/server/test/sepa-bank-e2e.test.ts',
+  'packages/server/test/walkthroughs.test.ts',
+];
+const isE2e = (file) => E2E.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry));
 
 function findTests(dir) {
   const found = [];
@@ -36,7 +54,8 @@ const files = ['packages', 'examples']
     }
   })
   .map((file) => relative(root, file))
-  .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
+  .filter((file) => (filters.length === 0 ? isE2e(file) === e2e : filters.some((filter) => file.includes(filter))))
+  .filter((file) => !e2e || isE2e(file))
   .sort();
 
 function checkConfigs() {
@@ -74,7 +93,7 @@ const tsc = join(root, 'node_modules/typescript/bin/tsc');
 const packageDir = (file) => file.split('/').slice(0, 2).join('/');
 const testedPackages = [...new Set(files.map(packageDir))];
 const checks =
-  filters.length === 0
+  filters.length === 0 && !e2e
     ? [['-b'], ...checkConfigs().map((config) => ['-p', config])]
     : [
         [

@@ -38,3 +38,20 @@ it('an unfiltered run type-checks everything: the whole build and every check co
   }
   assert.ok(lines.includes('packages/server/test/test-runner.test.ts'));
 });
+
+it('npm test leaves the end-to-end suites to npm run test:e2e; a filter names either kind', () => {
+  const everyday = dryRun();
+  const endToEnd = dryRun('--e2e');
+  const files = (lines: string[]) => lines.filter((line) => line.endsWith('.test.ts'));
+  for (const file of ['packages/server/test/channels-e2e.test.ts', 'packages/portal/test/portal.test.ts']) {
+    assert.ok(files(endToEnd).includes(file), file);
+    assert.ok(!files(everyday).includes(file), file);
+  }
+  assert.ok(!files(endToEnd).includes('packages/server/test/ledger.test.ts'));
+  // Between them, every test file runs exactly once.
+  const all = [...files(everyday), ...files(endToEnd)];
+  assert.equal(new Set(all).size, all.length);
+  assert.deepEqual(files(dryRun('channels-e2e')), ['packages/server/test/channels-e2e.test.ts']);
+  // The end-to-end run type-checks the packages it runs, not the whole build.
+  assert.ok(!endToEnd.includes('tsc -b'));
+});
