@@ -20,16 +20,29 @@ const e2e = process.argv.includes('--e2e');
 const filters = process.argv.slice(2).filter((arg) => arg !== '--dry-run' && arg !== '--e2e');
 
 /**
- * The end-to-end suites, `npm run test:e2e`: whole processes driven as their users drive them
- * (the channel and bank simulators, the walkthroughs run from the docs, the backup drill) and the
- * portal in Chromium. They take minutes where the rest take seconds, so `npm test` leaves them to
- * their own script, which `.ci/run` runs right after it. A path ending in `/` names a folder.
+ * The end-to-end suites, `npm run test:e2e`: whole processes driven as their users drive them (the
+ * command lines, restarts and signals, the simulators, the walkthroughs run from the docs, the
+ * backup drill) and the portal and `/docs` in Chromium. Each starts processes (TypeScript loaded
+ * afresh by each) or a browser, so they take most of the time of all the suites together;
+ * `npm test` leaves them to their own script, which `.ci/run` runs right after it. A path ending
+ * in `/` names a folder.
  */
 const E2E = [
+  'packages/merchant/test/cli-errors.test.ts',
+  'packages/merchant/test/cli-trigger.test.ts',
+  'packages/merchant/test/cli.test.ts',
   'packages/portal/test/',
   'packages/server/test/backup-restore.test.ts',
   'packages/server/test/channels-e2e.test.ts',
+  'packages/server/test/cli-errors.test.ts',
+  'packages/server/test/data-dir-lock.test.ts',
+  'packages/server/test/docs.test.ts',
+  'packages/server/test/master-key.test.ts',
+  'packages/server/test/operator.test.ts',
+  'packages/server/test/restart-replay.test.ts',
   'packages/server/test/sepa-bank-e2e.test.ts',
+  'packages/server/test/signal-at-start.test.ts',
+  'packages/server/test/suite-gates.test.ts',
   'packages/server/test/walkthroughs.test.ts',
 ];
 const isE2e = (file) => E2E.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry));
