@@ -56,8 +56,14 @@ export interface SpawnedPlatform extends Spawned {
  * through tsx with workspace packages resolved to their sources, with `env` over this process's
  * environment.
  */
-export function spawnNode(script: string, env: Record<string, string>, args: readonly string[] = []): Spawned {
-  const child = spawn(process.execPath, [...TSX, script, ...args], {
+export function spawnNode(
+  script: string,
+  env: Record<string, string>,
+  args: readonly string[] = [],
+  /** Node's own flags ahead of tsx's (a preload, say). */
+  nodeFlags: readonly string[] = [],
+): Spawned {
+  const child = spawn(process.execPath, [...nodeFlags, ...TSX, script, ...args], {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
