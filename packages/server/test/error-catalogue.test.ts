@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, STATUS_CODES } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { join, relative } from 'node:path';
@@ -19,7 +19,17 @@ import { serveWorkerMetrics } from '../src/worker/metrics-server.js';
 import { databases, startTestPlatform, type TestPlatform } from './harness.js';
 
 const SRC = new URL('../src/', import.meta.url).pathname;
-const DECISIONS = new URL('../../../../shared/spec/decisions.md', import.meta.url).pathname;
+/**
+ * decisions.md: `PAYGATE_SHARED_DIR`'s, else the one beside the checkout (`../shared`, where CI
+ * runs), else the copy committed with these tests (a fresh clone elsewhere). Where the shared one
+ * is found, the copy must equal it, so it cannot drift unseen.
+ */
+const SHARED_DECISIONS = [
+  process.env.PAYGATE_SHARED_DIR && join(process.env.PAYGATE_SHARED_DIR, 'spec/decisions.md'),
+  new URL('../../../../shared/spec/decisions.md', import.meta.url).pathname,
+].find((path): path is string => Boolean(path) && existsSync(path as string));
+const DECISIONS_COPY = new URL('fixtures/decisions.md', import.meta.url).pathname;
+const DECISIONS = SHARED_DECISIONS ?? DECISIONS_COPY;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -124,6 +134,16 @@ function decisionsResponses(): Map<string, number> {
   }
   return pairs;
 }
+
+describe("the tests' copy of decisions.md", () => {
+  it('equals the shared one where that is found', { skip: !SHARED_DECISIONS && 'no shared spec beside this checkout' }, () => {
+    assert.equal(
+      readFileSync(DECISIONS_COPY, 'utf8'),
+      readFileSync(SHARED_DECISIONS as string, 'utf8'),
+      `packages/server/test/fixtures/decisions.md differs from ${SHARED_DECISIONS}: copy it again`,
+    );
+  });
+});
 
 describe('every catalogue code is documented where its kind says', () => {
   const document = openApiDocument();
