@@ -4,8 +4,12 @@
 //
 // Sections are listed once, below. Pick some with BENCH_ONLY=api,growth (comma-separated names)
 // or name filters as arguments (`npm run bench -- api`); BENCH_DATABASE=postgres|pglite limits
-// the database benches to one database; BENCH_API_ROWS=mix,list picks rows of the api section. Other settings: BENCH_API_ROUNDS (api section, default 5), BENCH_MEMORY_MINUTES (memory section,
-// default 10), BENCH_SEPA_PAYOUTS (sepa section, default 10000), BENCH_CPU_PROF=<dir> (CPU profiles of the platform processes).
+// the database benches to one database; BENCH_API_ROWS=mix,list picks rows of the api section. Other settings: BENCH_API_ROUNDS (api section: pairs of rounds per row, default 5),
+// BENCH_API_ROUND_MS (api section: one round's length, default 3000), BENCH_API_PAIRS=1 (api section: every pair printed),
+// BENCH_MEMORY_MINUTES (memory section, default 10), BENCH_SEPA_PAYOUTS (sepa section, default 10000), BENCH_CPU_PROF=<dir>
+// (CPU profiles of the platform processes), BENCH_PLATFORM_FLAGS (Node flags of the platform processes, e.g. --trace-gc)
+// and BENCH_CHILD_STDOUT=1 (what they print after their ready line, to stderr). Sections run with --expose-gc: the load
+// generator collects its garbage before each run, so that its own pauses do not read as the server's latency.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -60,7 +64,7 @@ let failed = 0;
 for (const section of chosen) {
   console.log(`\n## ${section.name} (${section.file})\n`);
   const stolen = stealMeter();
-  const run = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', section.file], {
+  const run = spawnSync(process.execPath, ['--expose-gc', '--conditions=source', '--import', 'tsx', section.file], {
     cwd: root,
     stdio: 'inherit',
   });

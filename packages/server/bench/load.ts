@@ -79,6 +79,9 @@ export async function fire(
   /** Stop sending once this many milliseconds have passed (a time-bound run: the rate is of what was sent). */
   forMs = Number.POSITIVE_INFINITY,
 ): Promise<Run> {
+  // The requests were just made: collected now, they are old by the first request, so that the
+  // generator's own scavenges during the run do not copy them (pauses that read as server latency).
+  (globalThis as { gc?: () => void }).gc?.();
   const before = await cpuOf(charged);
   const generatorBefore = process.cpuUsage();
   const stolen = stealMeter();
@@ -202,11 +205,13 @@ export const databaseLabel = (kind: 'postgres' | 'pglite') =>
 
 /**
  * Node flags for the platform child: BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each platform
- * process there when it exits (open it in Chrome DevTools or speedscope).
+ * process there when it exits (open it in Chrome DevTools or speedscope); BENCH_PLATFORM_FLAGS adds
+ * flags of its own (space-separated, e.g. `--trace-gc`, which NODE_OPTIONS does not take).
  */
 function platformExecArgv(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+  const flags = (process.env.BENCH_PLATFORM_FLAGS ?? '').split(' ').filter(Boolean);
+  return [...(dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), ...flags];
 }
 
 /** A database for a bench: a throwaway PostgreSQL database, or a PGlite data directory. */

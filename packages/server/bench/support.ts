@@ -54,7 +54,9 @@ export function startChild(
       const line = out.split('\n').find(ready);
       if (line) {
         child.stdout?.off('data', onData);
-        child.stdout?.resume();
+        // BENCH_CHILD_STDOUT=1: what the child prints after its ready line (say --trace-gc's lines) to stderr.
+        if (process.env.BENCH_CHILD_STDOUT) child.stdout?.pipe(process.stderr);
+        else child.stdout?.resume();
         resolve({ child, line });
       }
     };
