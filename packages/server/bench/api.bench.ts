@@ -364,21 +364,11 @@ async function benchmark(database: BenchDatabase): Promise<void> {
         await platform.stop();
         await stopChild(ceiling.child);
         platform = await startPlatformProcess(database);
-        const coldReal = await fire(
-          platform.url,
-          mix.requests(merchant.bodyKey, COLD_REQUESTS),
-          real(),
-          CONCURRENCY,
-          COLD_MS,
-        );
+        const firstSecond = (url: string, bodyKey: BenchMerchant['bodyKey'], charged: Charged) =>
+          fire(url, mix.requests(bodyKey, COLD_REQUESTS), charged, CONCURRENCY, COLD_MS);
+        const coldReal = await firstSecond(platform.url, merchant.bodyKey, real());
         ceiling = await startCeiling(signer, merchant.accessKey, answers);
-        const coldCeiling = await fire(
-          ceiling.url,
-          mix.requests(ceiling.bodyKey, COLD_REQUESTS),
-          ceil(),
-          CONCURRENCY,
-          COLD_MS,
-        );
+        const coldCeiling = await firstSecond(ceiling.url, ceiling.bodyKey, ceil());
         const label = 'shop mix, first second after a restart';
         console.log(runRow(`ceiling: ${label}`, coldCeiling));
         console.log(runRow(label, coldReal, coldCeiling));
