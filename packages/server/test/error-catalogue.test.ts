@@ -136,13 +136,17 @@ function decisionsResponses(): Map<string, number> {
 }
 
 describe("the tests' copy of decisions.md", () => {
-  it('equals the shared one where that is found', { skip: !SHARED_DECISIONS && 'no shared spec beside this checkout' }, () => {
-    assert.equal(
-      readFileSync(DECISIONS_COPY, 'utf8'),
-      readFileSync(SHARED_DECISIONS as string, 'utf8'),
-      `packages/server/test/fixtures/decisions.md differs from ${SHARED_DECISIONS}: copy it again`,
-    );
-  });
+  it(
+    'equals the shared one where that is found',
+    { skip: !SHARED_DECISIONS && 'no shared spec beside this checkout' },
+    () => {
+      assert.equal(
+        readFileSync(DECISIONS_COPY, 'utf8'),
+        readFileSync(SHARED_DECISIONS as string, 'utf8'),
+        `packages/server/test/fixtures/decisions.md differs from ${SHARED_DECISIONS}: copy it again`,
+      );
+    },
+  );
 });
 
 describe('every catalogue code is documented where its kind says', () => {
