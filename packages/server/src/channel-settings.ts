@@ -169,6 +169,22 @@ const every = z.string().transform((text, ctx) => {
   return ms;
 });
 
+/** Whether `zone` is an IANA time zone this Node.js knows (its Intl data). */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The time zone of a sepa-sftp channel that names none: the euro area's (CET/CEST), where TARGET runs. */
+export const SEPA_TIME_ZONE = 'Europe/Brussels';
+
+/** A sepa-sftp channel's `cutOff`: `HH:MM` from 00:00 to 23:59. */
+export const CUT_OFF = /^(?:[01]\d|2[0-3]):[0-5]\d$/;
+
 /**
  * Kind `sepa-sftp` (decisions.md, "SEPA payouts: ISO 20022 files with a bank"): EUR payouts as
  * SEPA Credit Transfers in pain.001 files uploaded to the bank over SFTP, its pain.002 and
@@ -214,6 +230,10 @@ const sepaSftp = z
       .strict(),
     batchEvery: every.default(60_000),
     pollEvery: every.default(60_000),
+    /** The bank's time zone: the files' execution date is its calendar day (see execution-date.ts). */
+    timeZone: z.string().refine(isTimeZone, 'an IANA time zone such as Europe/Brussels').default(SEPA_TIME_ZONE),
+    /** The bank's daily cut-off in `timeZone` (`HH:MM`): a file built at or after it asks for the next business day. */
+    cutOff: z.string().regex(CUT_OFF, 'a time of day as HH:MM, 24-hour, such as 15:00').optional(),
     /** Milliseconds the connection and each SFTP operation may take (default 10000). */
     timeoutMs: z.number().int().min(100).max(120_000).default(10_000),
   })

@@ -60,13 +60,20 @@ describe('sepa-sftp settings', () => {
     assert.equal(settings.downloadDir, '/download');
     assert.equal(settings.batchEvery, 60_000);
     assert.equal(settings.pollEvery, 60_000);
+    // The execution date's calendar: the euro area's time zone, no cut-off.
+    assert.equal(settings.timeZone, 'Europe/Brussels');
+    assert.equal(settings.cutOff, undefined);
     const tuned = parseConfig({
       PAYGATE_CHANNELS: file(
         'tuned.json',
-        JSON.stringify({ channels: [channel({ batchEvery: '5m', pollEvery: '2s' })] }),
+        JSON.stringify({
+          channels: [channel({ batchEvery: '5m', pollEvery: '2s', timeZone: 'Europe/Helsinki', cutOff: '14:30' })],
+        }),
       ),
     }).channels[0];
     assert.ok(tuned?.kind === 'sepa-sftp' && tuned.batchEvery === 300_000 && tuned.pollEvery === 2_000);
+    assert.equal(tuned.timeZone, 'Europe/Helsinki');
+    assert.equal(tuned.cutOff, '14:30');
   });
 
   it('each mistake is one clear line naming the member', () => {
@@ -98,6 +105,9 @@ describe('sepa-sftp settings', () => {
       [{ batchEvery: 'soon' }, /at channels\.0\.batchEvery: a duration of at least 1s, such as 60s or 5m$/],
       [{ pollEvery: '10ms' }, /at channels\.0\.pollEvery: a duration of at least 1s/],
       [{ port: 0 }, /at channels\.0\.port: /],
+      [{ timeZone: 'CET+1' }, /at channels\.0\.timeZone: an IANA time zone such as Europe\/Brussels$/],
+      [{ cutOff: '3pm' }, /at channels\.0\.cutOff: a time of day as HH:MM, 24-hour, such as 15:00$/],
+      [{ cutOff: '24:00' }, /at channels\.0\.cutOff: a time of day as HH:MM/],
       [{ password: 'secret' }, /at channels\.0: .*password/],
     ];
     for (const [overrides, expected] of cases) {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readBankFile, readPain001, validateXml, writeCamt054, writePain002 } from '@paygate/iso20022';
 import type { Payout } from '@paygate/wire';
+import { isTargetDay } from '../src/modules/channels/sepa-sftp/execution-date.js';
 import { applyFile, readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
 import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
@@ -71,6 +72,8 @@ for (const database of databases()) {
               debtor: DEBTOR,
               batchEvery: `${BATCH_MS}ms`,
               pollEvery: '1s',
+              // Every file is for the next business day: its date is never the day it was built.
+              cutOff: '00:00',
               timeoutMs: 3_000,
             },
           ],
@@ -206,6 +209,11 @@ for (const database of databases()) {
       assert.ok(read.ok, read.ok ? '' : read.reason);
       assert.equal(read.file.msgId, msgId);
       assert.equal(read.file.transactions.length, 40);
+      // The cut-off (00:00 in Brussels) has passed: the first TARGET business day after the bank's
+      // calendar day of the file (a UTC date would be that day or the one before).
+      const builtOn = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Brussels' }).format(read.file.createdAt);
+      assert.ok(read.file.requestedExecutionDate > builtOn, `${read.file.requestedExecutionDate} after ${builtOn}`);
+      assert.ok(isTargetDay(new Date(`${read.file.requestedExecutionDate}T00:00:00Z`)));
       assert.deepEqual(
         read.file.transactions.map((t) => t.endToEndId),
         payouts.map((p) => p.orderNo),

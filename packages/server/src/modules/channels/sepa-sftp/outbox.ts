@@ -2,6 +2,7 @@ import { oneLine, validateXml, writePain001 } from '@paygate/iso20022';
 import { ulid } from '../../../ids.js';
 import type { Metrics } from '../../../observability/metrics.js';
 import type { ChannelServices } from '../apply.js';
+import { requestedExecutionDate } from './execution-date.js';
 import type { SepaSftpConnector } from './sepa-sftp.js';
 import { SftpError } from './sftp.js';
 
@@ -70,7 +71,7 @@ export async function batchOnce(
         xml = writePain001({
           msgId,
           createdAt,
-          requestedExecutionDate: createdAt.toISOString().slice(0, 10),
+          requestedExecutionDate: requestedExecutionDate(createdAt, settings),
           paymentInformationId: msgId,
           debtor: settings.debtor,
           transactions: payouts.map((payout) => ({
