@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sharedFile } from './shared-files.js';
 
 /** The shared, independently produced protocol vectors (`../shared/vectors`). */
 export interface Vectors {
@@ -56,16 +57,8 @@ export interface Vectors {
   sealed_box_open: { secret_key_base64: string; ciphertext_base64: string; plaintext_utf8: string }[];
 }
 
-/** The shared vectors beside the checkout, or the copy committed with these tests. */
-function vectorsPath(): string {
-  const candidates = [
-    process.env.PAYGATE_SHARED_DIR && join(process.env.PAYGATE_SHARED_DIR, 'vectors/protocol-vectors.json'),
-    join(import.meta.dirname, '../../../../shared/vectors/protocol-vectors.json'),
-    join(import.meta.dirname, 'fixtures/protocol-vectors.json'),
-  ];
-  const found = candidates.find((path) => path && existsSync(path));
-  if (!found) throw new Error('protocol-vectors.json not found');
-  return found;
-}
+/** The shared vectors (see sharedFile), or the copy committed with these tests. */
+const vectorsPath =
+  sharedFile('vectors/protocol-vectors.json') ?? join(import.meta.dirname, 'fixtures/protocol-vectors.json');
 
-export const vectors: Vectors = JSON.parse(readFileSync(vectorsPath(), 'utf8')) as Vectors;
+export const vectors: Vectors = JSON.parse(readFileSync(vectorsPath, 'utf8')) as Vectors;

@@ -99,6 +99,7 @@ const NONCE_ROWS = process.env.BENCH_NONCE_ROWS === undefined ? undefined : Numb
 const NONCE_KEPT_S = 360;
 /** The cold row: what the platform serves in its first second after a restart. */
 const COLD_MS = 1_000;
+/** Requests signed for it: more than a second sends. */
 const COLD_REQUESTS = 10_000;
 
 /** An order as both of its references read it. */
@@ -329,7 +330,8 @@ async function benchmark(database: BenchDatabase): Promise<void> {
         const steal = Math.max(...ceilingRuns.map((r) => r.steal), ...realRuns.map((r) => r.steal));
         if (steal > STEAL_LIMIT) stolenRows.push(`${label} (${percent(steal)})`);
         const shares = realRuns.map((r, i) => r.rps / (ceilingRuns[i] as Run).rps);
-        const middle = shares.indexOf([...shares].sort((a, b) => a - b)[Math.floor(shares.length / 2)] as number);
+        const byShare = shares.map((_, i) => i).sort((a, b) => (shares[a] as number) - (shares[b] as number));
+        const middle = byShare[Math.floor(byShare.length / 2)] as number;
         const ceilingRun = ceilingRuns[middle] as Run;
         const realRun = realRuns[middle] as Run;
         console.log(runRow(`ceiling: ${label}`, ceilingRun));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, STATUS_CODES } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { join, relative } from 'node:path';
@@ -16,18 +16,15 @@ import {
 import { Metrics } from '../src/observability/metrics.js';
 import { openApiDocument } from '../src/openapi/document.js';
 import { serveWorkerMetrics } from '../src/worker/metrics-server.js';
+import { sharedFile } from '../../protocol/test/shared-files.js';
 import { databases, startTestPlatform, type TestPlatform } from './harness.js';
 
 const SRC = new URL('../src/', import.meta.url).pathname;
 /**
- * decisions.md: `PAYGATE_SHARED_DIR`'s, else the one beside the checkout (`../shared`, where CI
- * runs), else the copy committed with these tests (a fresh clone elsewhere). Where the shared one
- * is found, the copy must equal it, so it cannot drift unseen.
+ * decisions.md: the shared one (see sharedFile), else the copy committed with these tests (a clone
+ * elsewhere). Where the shared one is found, the copy must equal it, so it cannot drift unseen.
  */
-const SHARED_DECISIONS = [
-  process.env.PAYGATE_SHARED_DIR && join(process.env.PAYGATE_SHARED_DIR, 'spec/decisions.md'),
-  new URL('../../../../shared/spec/decisions.md', import.meta.url).pathname,
-].find((path): path is string => Boolean(path) && existsSync(path as string));
+const SHARED_DECISIONS = sharedFile('spec/decisions.md');
 const DECISIONS_COPY = new URL('fixtures/decisions.md', import.meta.url).pathname;
 const DECISIONS = SHARED_DECISIONS ?? DECISIONS_COPY;
 
