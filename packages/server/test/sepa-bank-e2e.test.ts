@@ -16,7 +16,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -42,6 +42,8 @@ import { freePort, sshKeyPair } from './sshd-fixture.js';
 import { RECEIVER_CERT, RECEIVER_KEY } from './tls-fixture.js';
 
 const SECRET = 'e2e-psp-secret-0123456789abcdef';
+/** Preload that SIGKILLs the platform right after an SFTP rename onto a name ending in KILL_AFTER_RENAME_TO. */
+const KILL_AFTER_RENAME = join(import.meta.dirname, 'fixtures/kill-after-rename.mjs');
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
 const MASTER_KEY = Buffer.alloc(32, 11).toString('base64');
 
@@ -194,6 +196,39 @@ for (const database of databases()) {
       rmSync(dir, { recursive: true, force: true });
     });
 
+    /** What the bank has taken in, file by file. */
+    const bankUploads = async () => {
+      const answer = (await (await fetch(`${bankControl}/files`)).json()) as {
+        data?: { uploads: { name: string; msgId: string; outcome: string; keptAs: string }[] };
+        uploads?: { name: string; msgId: string; outcome: string; keptAs: string }[];
+      };
+      return answer.data?.uploads ?? answer.uploads ?? [];
+    };
+
+    /** No file waits in the customer's upload directory (sftp/<user>/upload) for the bank to take it in. */
+    const uploadDirectoryEmpty = () =>
+      readdirSync(join(bankDataDir, 'sftp')).every((user) =>
+        readdirSync(join(bankDataDir, 'sftp', user, 'upload')).every((name) => !name.endsWith('.xml')),
+      );
+
+    /**
+     * Every payout in exactly one file the bank took; any other upload is one the bank refused as
+     * a repeat (the same MsgId again, sent after a crash).
+     */
+    const assertPaidOnce = (uploads: Awaited<ReturnType<typeof bankUploads>>, payouts: readonly Payout[]) => {
+      assert.ok(
+        uploads.every((upload) => upload.outcome === 'accepted' || upload.outcome === 'repeated'),
+        JSON.stringify(uploads),
+      );
+      const taken = uploads.filter((upload) => upload.outcome === 'accepted');
+      for (const payout of payouts) {
+        const holding = taken.filter((upload) =>
+          readFileSync(join(bankDataDir, upload.keptAs), 'utf8').includes(`<EndToEndId>${payout.orderNo}</EndToEndId>`),
+        );
+        assert.equal(holding.length, 1, `${payout.orderNo} in ${holding.length} files`);
+      }
+    };
+
     const final = (orderNo: string, status: string) =>
       waitFor(
         () => events.find((event) => event.orderNo === orderNo && event.status === status),
@@ -251,11 +286,7 @@ for (const database of databases()) {
 
       // One file arrives (batchEvery after the first confirm), the bank takes it as valid.
       const files = await waitFor(async () => {
-        const answer = (await (await fetch(`${bankControl}/files`)).json()) as {
-          data?: { uploads: { name: string; msgId: string; outcome: string; keptAs: string }[] };
-          uploads?: { name: string; msgId: string; outcome: string; keptAs: string }[];
-        };
-        const uploads = answer.data?.uploads ?? answer.uploads ?? [];
+        const uploads = await bankUploads();
         // The bank journals a file before it moves it into received/ (so that a crash between the
         // two finishes the move at start): wait for the move too.
         return uploads.length > 0 && uploads.every((upload) => existsSync(join(bankDataDir, upload.keptAs)))
@@ -358,22 +389,60 @@ for (const database of databases()) {
       await platform?.exited;
       platform = await spawnPlatform(platformEnv);
       for (const payout of created) await final(payout.orderNo, 'SUCCEEDED');
-      const answer = (await (await fetch(`${bankControl}/files`)).json()) as {
-        data?: { uploads: { msgId: string; outcome: string; keptAs: string }[] };
-        uploads?: { msgId: string; outcome: string; keptAs: string }[];
-      };
-      const uploads = answer.data?.uploads ?? answer.uploads ?? [];
-      // Every payout in exactly one file the bank took; a file sent again is the same bytes.
-      const taken = uploads.filter((upload) => upload.outcome === 'accepted');
-      assert.ok(
-        uploads.every((upload) => upload.outcome === 'accepted' || upload.outcome === 'repeated'),
+      const uploads = await bankUploads();
+      assertPaidOnce(uploads, created);
+    });
+
+    it('the platform killed the moment the bank has the file, before it records the upload: restarted, the file is not paid twice', async () => {
+      // The bank has the renamed <MsgId>.xml; the platform dies before marking the file uploaded.
+      await stopSpawned(platform);
+      platform = await spawnPlatform({ ...platformEnv, KILL_AFTER_RENAME_TO: '.xml' }, undefined, [
+        '--import',
+        KILL_AFTER_RENAME,
+      ]);
+      const killed = platform;
+      const before = new Set((await bankUploads()).map((upload) => upload.name));
+      const created: Payout[] = [];
+      for (let i = 0; i < 2; i++) {
+        const payout = await shop.payouts.create({
+          merchantOrderNo: `RENAMED-${i}-${randomUUID().slice(0, 8)}`,
+          currency: 'EUR',
+          amount: '2.75',
+          webhookUrl: receiverUrl,
+          payee: { name: 'Ana Souza', accountNumber: 'DE02120300000000202051' },
+        });
+        created.push(await shop.payouts.confirm({ orderNo: payout.orderNo }));
+      }
+      assert.equal(await killed.exited, null);
+      assert.equal(killed.child.signalCode, 'SIGKILL');
+      assert.doesNotMatch(killed.output(), /"msg":"sepa file uploaded"/, 'killed before the upload was recorded');
+      const arrived = await waitFor(async () => {
+        const fresh = (await bankUploads()).filter((upload) => !before.has(upload.name));
+        return fresh.length > 0 ? fresh : undefined;
+      }, 'the file at the bank');
+      assert.equal(arrived.length, 1, JSON.stringify(arrived));
+      const msgId = arrived[0]?.msgId as string;
+
+      platform = await spawnPlatform(platformEnv);
+      for (const payout of created) await final(payout.orderNo, 'SUCCEEDED');
+      // The restarted platform finds the file already there, or sends the same bytes, which the
+      // bank takes as a repeat: either way it is recorded as uploaded and nothing is booked twice.
+      await waitFor(
+        () => new RegExp(`"msgId":"${msgId}".*"msg":"sepa file uploaded"`).test(platform?.output() ?? ''),
+        `${msgId} recorded as uploaded`,
+      );
+      // Whatever it put into the upload directory the bank has taken in (a file sent again included).
+      await waitFor(() => uploadDirectoryEmpty() || undefined, 'the bank to take in every file');
+      const uploads = await bankUploads();
+      assertPaidOnce(uploads, created);
+      assert.equal(
+        uploads.filter((upload) => upload.msgId === msgId && upload.outcome === 'accepted').length,
+        1,
         JSON.stringify(uploads),
       );
       for (const payout of created) {
-        const holding = taken.filter((upload) =>
-          readFileSync(join(bankDataDir, upload.keptAs), 'utf8').includes(`<EndToEndId>${payout.orderNo}</EndToEndId>`),
-        );
-        assert.equal(holding.length, 1, `${payout.orderNo} in ${holding.length} files`);
+        const statuses = events.filter((event) => event.orderNo === payout.orderNo).map((event) => event.status);
+        assert.deepEqual(statuses, ['SUCCEEDED'], payout.orderNo);
       }
     });
   });

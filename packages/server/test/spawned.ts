@@ -97,8 +97,13 @@ export async function waitForLine(proc: Spawned, pattern: RegExp, timeoutMs = 60
  * Starts `npm start`'s entry point as its own process with `env` and waits (at most
  * `startTimeoutMs`, default 60 s) for it to listen.
  */
-export async function spawnPlatform(env: Record<string, string>, startTimeoutMs = 60_000): Promise<SpawnedPlatform> {
-  const proc = spawnNode(SERVER, env);
+export async function spawnPlatform(
+  env: Record<string, string>,
+  startTimeoutMs = 60_000,
+  /** Node's own flags ahead of tsx's (a preload, say). */
+  nodeFlags: readonly string[] = [],
+): Promise<SpawnedPlatform> {
+  const proc = spawnNode(SERVER, env, [], nodeFlags);
   const match = await waitForLine(proc, /"url":"(http:\/\/[^"]+)".*"msg":"paygate listening"/, startTimeoutMs);
   return { ...proc, url: match[1] as string };
 }
