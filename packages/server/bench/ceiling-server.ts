@@ -61,5 +61,7 @@ await app.register(
     }),
   { prefix: '/api/v1' },
 );
+// SIGTERM exits through process.exit, so that --cpu-prof (BENCH_CPU_PROF) writes the profile.
+process.once('SIGTERM', () => process.exit(0));
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${JSON.stringify({ url: address })}\n`);

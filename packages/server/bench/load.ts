@@ -209,9 +209,17 @@ export const databaseLabel = (kind: 'postgres' | 'pglite') =>
  * flags of its own (space-separated, e.g. `--trace-gc`, which NODE_OPTIONS does not take).
  */
 function platformExecArgv(): string[] {
-  const dir = process.env.BENCH_CPU_PROF;
   const flags = (process.env.BENCH_PLATFORM_FLAGS ?? '').split(' ').filter(Boolean);
-  return [...(dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), ...flags];
+  return [...profileExecArgv('platform'), ...flags];
+}
+
+/**
+ * `--cpu-prof` into BENCH_CPU_PROF/platform or BENCH_CPU_PROF/ceiling, so that the ceiling's
+ * profile is there to set against the platform's.
+ */
+function profileExecArgv(name: 'platform' | 'ceiling'): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${join(dir, name)}`] : [];
 }
 
 /** A database for a bench: a throwaway PostgreSQL database, or a PGlite data directory. */
@@ -325,12 +333,17 @@ export async function startCeiling(
   answers: Readonly<Record<string, unknown>> = {},
 ): Promise<{ url: string; child: ChildProcess; bodyKey: { keyId: string; publicKey: Buffer } }> {
   const box = generateBoxKeyPair();
-  const { child, line } = await startChild('packages/server/bench/ceiling-server.ts', {
-    PUBLIC_KEY: signer.key.publicKey.toString('base64'),
-    BODY_SECRET: box.secretKey.toString('base64'),
-    ACCESS_KEY: accessKey,
-    ANSWERS: JSON.stringify(answers),
-  });
+  const { child, line } = await startChild(
+    'packages/server/bench/ceiling-server.ts',
+    {
+      PUBLIC_KEY: signer.key.publicKey.toString('base64'),
+      BODY_SECRET: box.secretKey.toString('base64'),
+      ACCESS_KEY: accessKey,
+      ANSWERS: JSON.stringify(answers),
+    },
+    undefined,
+    profileExecArgv('ceiling'),
+  );
   return { url: urlOf(line), child, bodyKey: { keyId: 'bench', publicKey: box.publicKey } };
 }
 
