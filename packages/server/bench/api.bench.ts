@@ -19,6 +19,9 @@ import {
   type Run,
   runRow,
   Signer,
+  PINNED,
+  pinBackends,
+  pinGenerator,
   startCeiling,
   startPlatformProcess,
   stopChild,
@@ -259,6 +262,7 @@ async function seedNonces(database: BenchDatabase, accessKey: string, rows: numb
 /** Every scenario against the real platform on one database, each next to the ceiling. */
 async function benchmark(database: BenchDatabase): Promise<void> {
   const kind = database.kind;
+  pinGenerator();
   const signer = new Signer();
   let platform = await startPlatformProcess(database);
   const backends = database.url ? await backendsOf(database.url) : undefined;
@@ -283,7 +287,7 @@ async function benchmark(database: BenchDatabase): Promise<void> {
     let ceiling = await startCeiling(signer, merchant.accessKey, answers);
     const real = (): Charged => ({
       server: platform.child.pid as number,
-      ...(backends ? { database: backends.pids } : {}),
+      ...(backends ? { database: () => pinBackends(backends.pids()) } : {}),
     });
     const ceil = (): Charged => ({ server: ceiling.child.pid as number });
     try {
@@ -296,7 +300,7 @@ async function benchmark(database: BenchDatabase): Promise<void> {
       }
 
       console.log(
-        `\ndatabase: ${databaseLabel(kind)}; ${CONCURRENCY} requests in flight; server and load generator in separate processes; ${ROUNDS} alternating pairs of ${(ROUND_MS / 1000).toFixed(1)} s rounds per row, the pair with the median share shown`,
+        `\ndatabase: ${databaseLabel(kind)}; ${CONCURRENCY} requests in flight; server and load generator in separate processes${PINNED ? ' (pinned: the server on CPU 0, the generator and PostgreSQL on CPU 1)' : ''}; ${ROUNDS} alternating pairs of ${(ROUND_MS / 1000).toFixed(1)} s rounds per row, the pair with the median share shown`,
       );
       for (const line of RUN_HEADER) console.log(line);
       const verdicts: string[] = [];

@@ -1,6 +1,6 @@
 // Bench helpers shared by the API, cost-growth and memory benches: pre-signed requests, a load
 // generator with a fixed number in flight, and the platform and ceiling servers as child processes.
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -222,6 +222,43 @@ function profileExecArgv(name: 'platform' | 'ceiling'): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${join(dir, name)}`] : [];
 }
 
+/**
+ * BENCH_PIN=1: the server under test (the platform, or the ceiling) on CPU 0, the load generator
+ * and the platform's PostgreSQL backends on CPU 1, as issue 40's own harness ran ("server on one
+ * core, load on the other"). Unpinned, the scheduler moves the server between cores and lets the
+ * generator or PostgreSQL preempt it, and a CPU profile then charges the time it waited to the
+ * function it was in (in one profile, the same signature parsing read twice as slow in the
+ * platform as in the ceiling; pinned, the two agree). With Linux's `taskset` (util-linux).
+ */
+export const PINNED = process.env.BENCH_PIN === '1';
+
+function pin(cpu: 0 | 1, pid: number): void {
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(cpu), String(pid)], { stdio: 'ignore' });
+}
+
+/** This process, the load generator, onto CPU 1 when pinned. */
+export function pinGenerator(): void {
+  if (PINNED) pin(1, process.pid);
+}
+
+const pinnedBackends = new Set<number>();
+
+/** The backends listed, each put onto CPU 1 the first time it is seen when pinned. */
+export async function pinBackends(listed: Promise<number[]>): Promise<number[]> {
+  const pids = await listed;
+  if (!PINNED) return pids;
+  for (const pid of pids) {
+    if (pinnedBackends.has(pid)) continue;
+    try {
+      pin(1, pid);
+      pinnedBackends.add(pid);
+    } catch {
+      // Gone since it was listed.
+    }
+  }
+  return pids;
+}
+
 /** A database for a bench: a throwaway PostgreSQL database, or a PGlite data directory. */
 export interface BenchDatabase {
   readonly kind: 'postgres' | 'pglite';
@@ -273,6 +310,7 @@ export async function startPlatformProcess(
     undefined,
     platformExecArgv(),
   );
+  if (PINNED) pin(0, child.pid as number);
   return {
     url: urlOf(line),
     child,
@@ -344,6 +382,7 @@ export async function startCeiling(
     undefined,
     profileExecArgv('ceiling'),
   );
+  if (PINNED) pin(0, child.pid as number);
   return { url: urlOf(line), child, bodyKey: { keyId: 'bench', publicKey: box.publicKey } };
 }
 
