@@ -205,6 +205,22 @@ for (const database of databases()) {
       return answer.data?.uploads ?? answer.uploads ?? [];
     };
 
+    /** `count` EUR payouts of `amount` to one payee, each created and confirmed (PROCESSING). */
+    const confirmedPayouts = async (prefix: string, count: number, amount: string): Promise<Payout[]> => {
+      const confirmed: Payout[] = [];
+      for (let i = 0; i < count; i++) {
+        const payout = await shop.payouts.create({
+          merchantOrderNo: `${prefix}-${i}-${randomUUID().slice(0, 8)}`,
+          currency: 'EUR',
+          amount,
+          webhookUrl: receiverUrl,
+          payee: { name: 'Ana Souza', accountNumber: 'DE02120300000000202051' },
+        });
+        confirmed.push(await shop.payouts.confirm({ orderNo: payout.orderNo }));
+      }
+      return confirmed;
+    };
+
     /** No file waits in the customer's upload directory (sftp/<user>/upload) for the bank to take it in. */
     const uploadDirectoryEmpty = () =>
       readdirSync(join(bankDataDir, 'sftp')).every((user) =>
@@ -369,17 +385,7 @@ for (const database of databases()) {
     });
 
     it('the platform killed right after building a file (its upload in flight or not begun): restarted, every payout is in exactly one file', async () => {
-      const created: Payout[] = [];
-      for (let i = 0; i < 4; i++) {
-        const payout = await shop.payouts.create({
-          merchantOrderNo: `KILL-${i}-${randomUUID().slice(0, 8)}`,
-          currency: 'EUR',
-          amount: '1.50',
-          webhookUrl: receiverUrl,
-          payee: { name: 'Ana Souza', accountNumber: 'DE02120300000000202051' },
-        });
-        created.push(await shop.payouts.confirm({ orderNo: payout.orderNo }));
-      }
+      const created = await confirmedPayouts('KILL', 4, '1.50');
       const built = (platform?.output().match(/"msg":"sepa batch built"/g) ?? []).length;
       await waitFor(
         () => (platform?.output().match(/"msg":"sepa batch built"/g) ?? []).length > built,
@@ -402,17 +408,7 @@ for (const database of databases()) {
       ]);
       const killed = platform;
       const before = new Set((await bankUploads()).map((upload) => upload.name));
-      const created: Payout[] = [];
-      for (let i = 0; i < 2; i++) {
-        const payout = await shop.payouts.create({
-          merchantOrderNo: `RENAMED-${i}-${randomUUID().slice(0, 8)}`,
-          currency: 'EUR',
-          amount: '2.75',
-          webhookUrl: receiverUrl,
-          payee: { name: 'Ana Souza', accountNumber: 'DE02120300000000202051' },
-        });
-        created.push(await shop.payouts.confirm({ orderNo: payout.orderNo }));
-      }
+      const created = await confirmedPayouts('RENAMED', 2, '2.75');
       assert.equal(await killed.exited, null);
       assert.equal(killed.child.signalCode, 'SIGKILL');
       assert.doesNotMatch(killed.output(), /"msg":"sepa file uploaded"/, 'killed before the upload was recorded');
