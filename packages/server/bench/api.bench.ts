@@ -21,7 +21,6 @@ import {
   Signer,
   PINNED,
   pinBackends,
-  pinGenerator,
   startCeiling,
   startPlatformProcess,
   stopChild,
@@ -262,7 +261,6 @@ async function seedNonces(database: BenchDatabase, accessKey: string, rows: numb
 /** Every scenario against the real platform on one database, each next to the ceiling. */
 async function benchmark(database: BenchDatabase): Promise<void> {
   const kind = database.kind;
-  pinGenerator();
   const signer = new Signer();
   let platform = await startPlatformProcess(database);
   const backends = database.url ? await backendsOf(database.url) : undefined;

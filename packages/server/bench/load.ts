@@ -223,12 +223,13 @@ function profileExecArgv(name: 'platform' | 'ceiling'): string[] {
 }
 
 /**
- * BENCH_PIN=1: the server under test (the platform, or the ceiling) on CPU 0, the load generator
- * and the platform's PostgreSQL backends on CPU 1, as issue 40's own harness ran ("server on one
- * core, load on the other"). Unpinned, the scheduler moves the server between cores and lets the
- * generator or PostgreSQL preempt it, and a CPU profile then charges the time it waited to the
- * function it was in (in one profile, the same signature parsing read twice as slow in the
- * platform as in the ceiling; pinned, the two agree). With Linux's `taskset` (util-linux).
+ * BENCH_PIN=1: each server under test (the platform, or the ceiling) on CPU 0, the load generator
+ * (this process) on CPU 1, and in the api section the platform's PostgreSQL backends on CPU 1 too,
+ * as issue 40's own harness ran ("server on one core, load on the other"). Unpinned, the scheduler
+ * moves the server between cores and lets the generator or PostgreSQL preempt it, and a CPU profile
+ * then charges the time it waited to the function it was in (in one profile, the same signature
+ * parsing read twice as slow in the platform as in the ceiling; pinned, the two agree). With
+ * Linux's `taskset` (util-linux).
  */
 export const PINNED = process.env.BENCH_PIN === '1';
 
@@ -236,9 +237,11 @@ function pin(cpu: 0 | 1, pid: number): void {
   execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
-/** This process, the load generator, onto CPU 1 when pinned. */
-export function pinGenerator(): void {
-  if (PINNED) pin(1, process.pid);
+/** A server under test just started: onto CPU 0, and the generator onto CPU 1, when pinned. */
+function pinServer(child: ChildProcess): void {
+  if (!PINNED) return;
+  pin(0, child.pid as number);
+  pin(1, process.pid);
 }
 
 const pinnedBackends = new Set<number>();
@@ -310,7 +313,7 @@ export async function startPlatformProcess(
     undefined,
     platformExecArgv(),
   );
-  if (PINNED) pin(0, child.pid as number);
+  pinServer(child);
   return {
     url: urlOf(line),
     child,
@@ -382,7 +385,7 @@ export async function startCeiling(
     undefined,
     profileExecArgv('ceiling'),
   );
-  if (PINNED) pin(0, child.pid as number);
+  pinServer(child);
   return { url: urlOf(line), child, bodyKey: { keyId: 'bench', publicKey: box.publicKey } };
 }
 
