@@ -205,6 +205,14 @@ for (const database of databases()) {
       return answer.data?.uploads ?? answer.uploads ?? [];
     };
 
+    /** The channel's files as the platform's operator API lists them: sent to the bank, received from it. */
+    const platformFiles = async () => {
+      const answer = await fetch(`${platformUrl}/admin/v1/channels/bank/files`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      return ((await answer.json()) as { data: { sent: { state: string }[]; received: unknown[] } }).data;
+    };
+
     /** `count` EUR payouts of `amount` to one payee, each created and confirmed (PROCESSING). */
     const confirmedPayouts = async (prefix: string, count: number, amount: string): Promise<Payout[]> => {
       const confirmed: Payout[] = [];
@@ -349,13 +357,10 @@ for (const database of databases()) {
         const again = await post(`${bankControl}/files/duplicate`, { name: file.name });
         assert.equal(again.status, 200, JSON.stringify(again.body));
       }
-      const read = async () => {
-        const answer = await fetch(`${platformUrl}/admin/v1/channels/bank/files`, {
-          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-        });
-        return ((await answer.json()) as { data: { received: unknown[] } }).data.received.length;
-      };
-      await waitFor(async () => (await read()) >= sent.length * 2 || undefined, 'the repeated files read');
+      await waitFor(
+        async () => (await platformFiles()).received.length >= sent.length * 2 || undefined,
+        'the repeated files read',
+      );
       await sleep(500);
       assert.equal(events.length, eventsBefore, 'no webhook for a repeated file');
 
@@ -401,6 +406,12 @@ for (const database of databases()) {
 
     it('the platform killed the moment the bank has the file, before it records the upload: restarted, the file is not paid twice', async () => {
       // The bank has the renamed <MsgId>.xml; the platform dies before marking the file uploaded.
+      // First every earlier file is recorded as uploaded (the previous kill's file may still wait
+      // for its lease), so that the rename the preload watches for is this test's file.
+      await waitFor(
+        async () => (await platformFiles()).sent.every((file) => file.state !== 'built') || undefined,
+        'every earlier file recorded as uploaded',
+      );
       await stopSpawned(platform);
       platform = await spawnPlatform({ ...platformEnv, KILL_AFTER_RENAME_TO: '.xml' }, undefined, [
         '--import',
