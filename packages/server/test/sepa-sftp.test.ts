@@ -7,7 +7,7 @@
  * over real OpenSSH SFTP, with its rename and permission rules.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readBankFile, readPain001, validateXml, writeCamt054, writePain002 } from '@paygate/iso20022';
@@ -523,6 +523,33 @@ for (const database of databases()) {
           (line) => line.msg === 'sepa file uploaded' && (line.object as { how?: string }).how === 'present',
         ),
       );
+    });
+
+    it('a file the bank answers before its upload was recorded (a crash after the rename) is marked uploaded, not sent again', async () => {
+      const payout = await confirmedPayout('41.00');
+      const msgId = await batchAndUpload();
+      // The instance that renamed it died before its mark: the file is 'built', under its lease.
+      await platform.services.db.query(
+        `UPDATE sepa_files SET state = 'built', uploaded_at = NULL, lease_until = $2 WHERE msg_id = $1`,
+        [msgId, new Date(platform.services.now() + 60_000)],
+      );
+      // The bank has taken the file in (out of the upload directory) and answers on it.
+      rmSync(join(sshd.uploadDir, `${msgId}.xml`));
+      await bankSends(pain002(msgId, { groupStatus: 'ACSC', transactions: [] }));
+      assert.equal(await status(payout.orderNo), 'SUCCEEDED');
+      const row = await platform.services.db.query<{
+        state: string;
+        uploaded_at: Date | null;
+        lease_until: Date | null;
+      }>('SELECT state, uploaded_at, lease_until FROM sepa_files WHERE msg_id = $1', [msgId]);
+      assert.equal(row.rows[0]?.state, 'uploaded');
+      assert.ok(row.rows[0]?.uploaded_at);
+      assert.equal(row.rows[0]?.lease_until, null);
+      assert.ok(log.lines.some((line) => /before its upload was recorded/.test(line.msg)));
+      // Its lease long gone, the next upload steps send nothing.
+      platform.advance(120_000);
+      assert.deepEqual((await uploadOnce(platform.services, connector, options)).uploaded, []);
+      assert.ok(!existsSync(join(sshd.uploadDir, `${msgId}.xml`)));
     });
 
     it('operators list the files sent and received (paygate channels files); metrics count them', async () => {

@@ -206,16 +206,9 @@ class FileApplier {
       }
     }
     if (report.groupStatus !== undefined) {
-      await this.tx.query(
-        'UPDATE sepa_files SET group_status = $2, acknowledged_at = COALESCE(acknowledged_at, $3) WHERE id = $1',
-        [fileId, report.groupStatus, new Date(this.services.now())],
-      );
-    } else {
-      await this.tx.query('UPDATE sepa_files SET acknowledged_at = COALESCE(acknowledged_at, $2) WHERE id = $1', [
-        fileId,
-        new Date(this.services.now()),
-      ]);
+      await this.tx.query('UPDATE sepa_files SET group_status = $2 WHERE id = $1', [fileId, report.groupStatus]);
     }
+    this.acknowledged.add(report.originalMsgId);
   }
 
   /**
@@ -322,10 +315,29 @@ class FileApplier {
       );
     }
     if (this.acknowledged.size > 0) {
-      await this.tx.query(
-        'UPDATE sepa_files SET acknowledged_at = $2 WHERE msg_id = ANY($1::text[]) AND acknowledged_at IS NULL',
+      // The bank answering on a file is proof that it has the file: one still 'built' was renamed
+      // into place by an instance that died before recording it (or whose mark was lost). It is
+      // marked uploaded here, so that it is not sent again once its lease runs out: the bank would
+      // take the copy as a repeat at best (DU01 at worst), and an operator would see a file
+      // waiting to be uploaded that the bank has long answered.
+      const marked = await this.tx.query<{ msg_id: string; unrecorded: boolean }>(
+        `UPDATE sepa_files f
+            SET acknowledged_at = COALESCE(f.acknowledged_at, $2), state = 'uploaded',
+                uploaded_at = COALESCE(f.uploaded_at, $2),
+                lease_until = NULL, last_error = NULL
+           FROM (SELECT id, state FROM sepa_files
+                  WHERE msg_id = ANY($1::text[]) AND (acknowledged_at IS NULL OR state = 'built') FOR UPDATE) AS was
+          WHERE f.id = was.id
+          RETURNING f.msg_id, was.state = 'built' AS unrecorded`,
         [[...this.acknowledged], now],
       );
+      for (const row of marked.rows) {
+        if (!row.unrecorded) continue;
+        this.options.log.info(
+          { channel: this.connector.name, msgId: row.msg_id },
+          'sepa file answered by the bank before its upload was recorded: marked uploaded, not sent again',
+        );
+      }
     }
   }
 
