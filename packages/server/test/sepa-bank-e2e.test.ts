@@ -31,6 +31,7 @@ import {
   productionStorage,
   PSP_SIMULATOR,
   runCliAsync,
+  lastLines,
   type Spawned,
   spawnNode,
   spawnPlatform,
@@ -406,8 +407,10 @@ for (const database of databases()) {
 
     it('the platform killed the moment the bank has the file, before it records the upload: restarted, the file is not paid twice', async () => {
       // The bank has the renamed <MsgId>.xml; the platform dies before marking the file uploaded.
-      // First every earlier file is recorded as uploaded (the previous kill's file may still wait
-      // for its lease), so that the rename the preload watches for is this test's file.
+      // First every earlier file is recorded as uploaded, so that the rename the preload watches
+      // for is this test's file: the previous kill can land between a rename and its mark too, and
+      // that file is recorded once the bank's answer on it is read (or it is sent again after its
+      // lease).
       await waitFor(
         async () => (await platformFiles()).sent.every((file) => file.state !== 'built') || undefined,
         'every earlier file recorded as uploaded',
@@ -423,21 +426,32 @@ for (const database of databases()) {
       assert.equal(await killed.exited, null);
       assert.equal(killed.child.signalCode, 'SIGKILL');
       assert.doesNotMatch(killed.output(), /"msg":"sepa file uploaded"/, 'killed before the upload was recorded');
-      const arrived = await waitFor(async () => {
-        const fresh = (await bankUploads()).filter((upload) => !before.has(upload.name));
-        return fresh.length > 0 ? fresh : undefined;
-      }, 'the file at the bank');
+      const arrived = await waitFor(
+        async () => {
+          const fresh = (await bankUploads()).filter((upload) => !before.has(upload.name));
+          return fresh.length > 0 ? fresh : undefined;
+        },
+        'the file at the bank',
+        undefined,
+        async () =>
+          [
+            `the bank's uploads: ${JSON.stringify(await bankUploads())}`,
+            lastLines('the bank', bank),
+            lastLines('the killed platform', killed),
+          ].join('\n'),
+      );
       assert.equal(arrived.length, 1, JSON.stringify(arrived));
       const msgId = arrived[0]?.msgId as string;
 
       platform = await spawnPlatform(platformEnv);
       for (const payout of created) await final(payout.orderNo, 'SUCCEEDED');
-      // The restarted platform finds the file already there, or sends the same bytes, which the
-      // bank takes as a repeat: either way it is recorded as uploaded and nothing is booked twice.
-      await waitFor(
-        () => new RegExp(`"msgId":"${msgId}".*"msg":"sepa file uploaded"`).test(platform?.output() ?? ''),
-        `${msgId} recorded as uploaded`,
+      // The restarted platform reads the bank's answer on the file and records it as uploaded from
+      // that, or (its lease run out first) finds it already there or sends the same bytes, which
+      // the bank takes as a repeat: either way it is recorded and nothing is booked twice.
+      const recorded = new RegExp(
+        `"msgId":"${msgId}".*"msg":"(sepa file uploaded|sepa file answered by the bank before its upload was recorded)`,
       );
+      await waitFor(() => recorded.test(platform?.output() ?? ''), `${msgId} recorded as uploaded`);
       // Whatever it put into the upload directory the bank has taken in (a file sent again included).
       await waitFor(() => uploadDirectoryEmpty() || undefined, 'the bank to take in every file');
       const uploads = await bankUploads();

@@ -21,20 +21,31 @@ const TSX = ['--conditions=source', '--import', 'tsx'];
 /**
  * Calls `probe` every 50 ms until it gives a value other than undefined or false, and resolves
  * that value; rejects after `timeoutMs` (default 40 s: an end-to-end step crosses processes)
- * naming `what`.
+ * naming `what`, followed by what `explain` says then (the state a failure is read from: what
+ * the processes involved printed last, say).
  */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined> | T | undefined,
   what: string,
   timeoutMs = 40_000,
+  explain?: () => Promise<string> | string,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const detail = explain ? `\n${await explain()}` : '';
+      throw new Error(`timed out waiting for ${what}${detail}`);
+    }
     await sleep(50);
   }
+}
+
+/** The last `count` lines `spawned` printed, under a heading naming it: for a failure's message. */
+export function lastLines(name: string, spawned: Spawned | undefined, count = 15): string {
+  const lines = (spawned?.output() ?? '').trimEnd().split('\n').slice(-count);
+  return `--- ${name}, its last ${lines.length} lines:\n${lines.join('\n')}`;
 }
 
 /** A process started from this repository's TypeScript sources: the platform, its command line, a simulator. */
