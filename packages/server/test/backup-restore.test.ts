@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { buildRead, buildWrite, databases, paymentInput, startTestPlatform, type TestMerchant } from './harness.js';
 import {
+  lastLines,
   onboard,
   runCli,
   runCliAsync,
@@ -18,6 +19,7 @@ import {
   type SpawnedPlatform,
   spawnPlatform,
   stopSpawned,
+  waitFor,
 } from './spawned.js';
 
 const ADMIN_TOKEN = 'backup-restore-admin-token-0123456789';
@@ -36,6 +38,15 @@ async function createPayment(
   });
   const body = (await response.json()) as { data?: { orderNo: string } };
   return response.status === 200 ? body.data?.orderNo : undefined;
+}
+
+/** An error with its causes (fetch's "fetch failed" says what failed only in its cause). */
+function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let at: unknown = error; at instanceof Error && parts.length < 4; at = at.cause) {
+    parts.push(`${at.name}: ${at.message}${'code' in at ? ` (${String(at.code)})` : ''}`);
+  }
+  return parts.join(' ← ') || String(error);
 }
 
 async function paymentStatus(url: string, merchant: TestMerchant, orderNo: string): Promise<string> {
@@ -126,18 +137,41 @@ describe('paygate backup and restore: the drill', () => {
     platform = await spawnPlatform(env(live));
     const url = platform.url;
     const merchant = await onboard(url, ADMIN_TOKEN);
-    // A light write load: two clients creating payments one after another, all the time.
+    // A light write load: two clients creating payments one after another, all the time. A create
+    // that gets no answer (the connection failed) is not acknowledged: the drill's promises are
+    // about acknowledged orders only, so the load goes on, and what failed is kept to be told.
     const acknowledged: string[] = [];
+    const unanswered: string[] = [];
     let stop = false;
+    // However the test ends, the load ends with it (a failed assertion must not leave it running).
+    t.after(() => {
+      stop = true;
+    });
     let sequence = 0;
     const client = async () => {
       while (!stop) {
-        const orderNo = await createPayment(url, merchant, `drill-${sequence++}`);
+        const orderNo = await createPayment(url, merchant, `drill-${sequence++}`).catch(async (error: unknown) => {
+          unanswered.push(describeError(error));
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return undefined;
+        });
         if (orderNo) acknowledged.push(orderNo);
       }
     };
     const load = Promise.all([client(), client()]);
-    while (acknowledged.length < 30) await new Promise((resolve) => setTimeout(resolve, 20));
+    /** Waits until `count` creates are acknowledged; fails (it never hangs) if the load stops getting answers. */
+    const acknowledgedReach = (count: number) =>
+      waitFor(
+        () => acknowledged.length >= count || undefined,
+        `${count} creates acknowledged`,
+        60_000,
+        () =>
+          [
+            `${acknowledged.length} acknowledged; ${unanswered.length} unanswered: ${unanswered.slice(0, 3).join('; ')}`,
+            lastLines('the platform', platform),
+          ].join('\n'),
+      );
+    await acknowledgedReach(30);
 
     const before = [...acknowledged];
     const backup = await runCliAsync(['backup', '--out', file, '--json'], { ...env(live), PAYGATE_URL: url });
@@ -156,19 +190,25 @@ describe('paygate backup and restore: the drill', () => {
     t.diagnostic(`backup: ${bytes} bytes taken in ${ms} ms; ${acknowledged.length - before.length} creates during it`);
 
     // A backup never overwrites a file; a restore is refused while a server owns the directory.
-    const again = runCli(['backup', '--out', file], { ...env(live), PAYGATE_URL: url });
+    // (Run without blocking this process: the load goes on meanwhile.)
+    const again = await runCliAsync(['backup', '--out', file], { ...env(live), PAYGATE_URL: url });
     assert.equal(again.status, 1);
     assert.equal(again.stderr.trim(), `paygate: ${file} exists: give a new file name (a backup never overwrites one)`);
-    const busy = runCli(['restore', '--from', file], env(live));
+    const busy = await runCliAsync(['restore', '--from', file], env(live));
     assert.equal(busy.status, 1);
     assert.equal(
       busy.stderr.trim(),
       `paygate: the data directory ${live} is in use by paygate server (pid ${platform.child.pid}); stop it first, or use another directory`,
     );
 
-    while (acknowledged.length < afterBackup + 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await acknowledgedReach(afterBackup + 20);
     stop = true;
     await load;
+    if (unanswered.length > 0) {
+      t.diagnostic(
+        `${unanswered.length} creates without an answer (not acknowledged): ${unanswered.slice(0, 3).join('; ')}`,
+      );
+    }
     const later = acknowledged.slice(afterBackup);
     await stopSpawned(platform, 'SIGTERM');
     platform = undefined;
