@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
 import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
@@ -596,6 +597,25 @@ const BIND_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({
 const STATEMENT_TAIL = concat([serialize.describe({ type: 'P' }), serialize.execute({})]);
 const SYNC = serialize.sync();
 
+/**
+ * Keeps the embedded database's calls from WebAssembly into JavaScript on V8's generic wrapper.
+ * V8 compiles a wrapper of its own for an import after `--wasm-wrapper-tiering-budget` calls
+ * (1,000), and in Node 24.22.3 (V8 13.6) that tier-up has killed processes that open and close
+ * embedded databases: a fatal check in freeing a replaced wrapper (`Runtime_TierUpWasmToJSWrapper`
+ * → `WasmImportWrapperCache::Free`, SIGTRAP) and a thread blocked for good on a freed module's
+ * mutex (`→ WasmEngine::FreeDeadCode → NativeModule::FreeCode`). With the budget at its maximum
+ * the runtime function never runs: an import is called about 2 × 10⁹ times before it tiers up
+ * (PGlite calls its busiest, the clock, ten times per statement). The generic wrapper's cost was
+ * within the noise of 6,000 statements. The flag is read when a module is instantiated, so it is
+ * set before the first instance; it is the process's, set once.
+ */
+let genericWasmWrappers = false;
+function keepGenericWasmWrappers(): void {
+  if (genericWasmWrappers) return;
+  setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');
+  genericWasmWrappers = true;
+}
+
 /** PGlite with its memory in sight: the size of the WebAssembly memory its PostgreSQL runs in. */
 class EmbeddedPostgres extends PGlite {
   memoryBytes(): number | undefined {
@@ -913,6 +933,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   try {
     const location = options.dataDir === 'memory://' ? undefined : `${options.dataDir}/pgdata`;
     if (location) mkdirSync(location, { recursive: true });
+    keepGenericWasmWrappers();
     const pglite = new EmbeddedPostgres({
       ...(location ? { dataDir: location } : {}),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
