@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { runWatched } from './file-deadline.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const dryRun = process.argv.includes('--dry-run');
@@ -138,14 +139,16 @@ const reporters = [
   `--test-reporter=${join(root, 'scripts/test-summary-reporter.mjs')}`,
   `--test-reporter-destination=${resultsFile}`,
 ];
-const result = spawnSync(
+// Under the file deadline (scripts/file-deadline.mjs): a test file whose process hangs for good is
+// killed and reported failed instead of holding the run.
+const status = await runWatched(
   process.execPath,
   ['--conditions=source', '--import', 'tsx', '--test', '--test-concurrency=2', ...reporters, ...files],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, NODE_OPTIONS: '' } },
+  { cwd: root, env: { ...process.env, NODE_OPTIONS: '' } },
 );
 summarize();
 rmSync(resultsDir, { recursive: true, force: true });
-process.exit(result.status ?? 1);
+process.exit(status);
 
 /** Prints the summary of the recorded results after the TAP stream (lines after the TAP are comments). */
 function summarize() {
