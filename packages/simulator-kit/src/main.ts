@@ -26,7 +26,17 @@ export interface SimulatorProgram<Config, Simulator extends Runnable> {
   create(config: Config): Simulator | Promise<Simulator>;
   /** What to print and log once listening. */
   banner(simulator: Simulator, config: Config): Banner;
+  /** How long a graceful stop may take before the process exits anyway (default {@link STOP_DEADLINE_MS}). */
+  readonly stopDeadlineMs?: number;
 }
+
+/**
+ * How long a simulator's graceful stop may take: its close waits for the requests being served
+ * and the step in flight (a notification to a platform that does not answer, say), and a
+ * simulator left running by a stop that never ends keeps its port, its data directory's lock and,
+ * in tests, a CI machine's processes.
+ */
+export const STOP_DEADLINE_MS = 10_000;
 
 /** An error the start-up reports as one line (`<name>: <message>`) rather than a stack. */
 export function isStartRefusal(error: unknown): error is Error {
@@ -36,8 +46,10 @@ export function isStartRefusal(error: unknown): error is Error {
 /**
  * A simulator's `main`: parse the config once, build, listen, print the banner and log
  * `"<name> listening"`, and stop gracefully on SIGINT/SIGTERM (exit 0, or 1 when the close
- * fails). A bad setting or a data directory in use ends the start with one line on stderr
- * (`<name>: <reason>`) and exit code 1; anything else prints the error.
+ * fails). A stop that has not ended after the program's `stopDeadlineMs`, or a second signal
+ * during it, exits at once with code 1 and a log line saying so. A bad setting or a data
+ * directory in use ends the start with one line on stderr (`<name>: <reason>`) and exit code 1;
+ * anything else prints the error.
  */
 export async function runSimulator<Config, Simulator extends Runnable>(
   program: SimulatorProgram<Config, Simulator>,
@@ -50,9 +62,17 @@ export async function runSimulator<Config, Simulator extends Runnable>(
     // The handlers come before the banner: whoever reads "listening" may stop it at once.
     let stopping = false;
     const stop = async (signal: string) => {
-      if (stopping) return;
+      if (stopping) {
+        simulator.log.warn({ signal }, 'second signal during the stop: exiting now');
+        process.exit(1);
+      }
       stopping = true;
       simulator.log.info({ signal }, 'shutting down');
+      const deadlineMs = program.stopDeadlineMs ?? STOP_DEADLINE_MS;
+      setTimeout(() => {
+        simulator.log.error({ deadlineMs }, 'the stop did not end in time: exiting now');
+        process.exit(1);
+      }, deadlineMs).unref();
       try {
         await simulator.close();
         simulator.log.info('stopped');

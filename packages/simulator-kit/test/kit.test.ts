@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { z } from 'zod';
 import {
@@ -226,5 +228,52 @@ describe('control port', () => {
       await port.close();
     }
     assert.ok(new ControlRefusal(400, 'x') instanceof Error);
+  });
+});
+
+describe('the stop', () => {
+  /** Starts the stuck simulator (its close never ends) with `deadlineMs`; resolves once it listens. */
+  async function startStuck(deadlineMs: number) {
+    const child = spawn(
+      process.execPath,
+      [
+        '--conditions=source',
+        '--import',
+        'tsx',
+        join(import.meta.dirname, 'fixtures/stuck-simulator.ts'),
+        `${deadlineMs}`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const printed = async (text: string) => {
+      while (!output.includes(text)) {
+        if (child.exitCode !== null) assert.fail(`exited before "${text}":\n${output}`);
+        await sleep(20);
+      }
+    };
+    await printed('"msg":"stuck-simulator listening"');
+    return { child, exited, printed, output: () => output };
+  }
+
+  test('a stop that does not end by the deadline exits 1, saying so', { timeout: 30_000 }, async (t) => {
+    const stuck = await startStuck(300);
+    t.after(() => stuck.child.kill('SIGKILL'));
+    stuck.child.kill('SIGTERM');
+    assert.equal(await stuck.exited, 1);
+    assert.match(stuck.output(), /"deadlineMs":300,"msg":"the stop did not end in time: exiting now"/);
+  });
+
+  test('a second signal during the stop exits 1 at once', { timeout: 30_000 }, async (t) => {
+    const stuck = await startStuck(600_000);
+    t.after(() => stuck.child.kill('SIGKILL'));
+    stuck.child.kill('SIGTERM');
+    await stuck.printed('"msg":"shutting down"');
+    stuck.child.kill('SIGINT');
+    assert.equal(await stuck.exited, 1);
+    assert.match(stuck.output(), /"signal":"SIGINT","msg":"second signal during the stop: exiting now"/);
   });
 });
