@@ -31,31 +31,49 @@ function procFile(pid, name) {
   }
 }
 
-/** Every process's parent, and when it started (clock ticks since boot: with the pid, its identity). */
+/** Every process's children, and when each started (clock ticks since boot: with the pid, its identity). */
 function processTable() {
-  const table = new Map();
+  const children = new Map();
+  const start = new Map();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = procFile(entry, 'stat');
     if (stat === undefined) continue;
     // Fields after the command name in parentheses: state, ppid, ..., starttime (the 22nd field).
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    table.set(Number(entry), { ppid: Number(fields[1]), start: fields[19] });
+    const pid = Number(entry);
+    const ppid = Number(fields[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+    start.set(pid, fields[19]);
   }
-  return table;
+  return { children, start };
 }
 
 /** `pid` and every process under it, `pid` first. */
-function subtree(table, pid) {
+function subtree(children, pid) {
   const found = [pid];
-  for (let i = 0; i < found.length; i++) {
-    for (const [child, { ppid }] of table) if (ppid === found[i]) found.push(child);
-  }
+  for (let i = 0; i < found.length; i++) found.push(...(children.get(found[i]) ?? []));
   return found;
 }
 
 const isTestFileProcess = (pid) =>
   (procFile(pid, 'environ') ?? '').split('\0').some((v) => v.startsWith('NODE_TEST_CONTEXT='));
+
+/**
+ * The processes under `pid` that run a test file: on each branch the topmost one with
+ * NODE_TEST_CONTEXT, as the runner starts it (what it starts inherits the variable, and is not
+ * looked into).
+ */
+function fileProcesses(children, pid) {
+  const found = [];
+  const queue = [...(children.get(pid) ?? [])];
+  while (queue.length > 0) {
+    const next = queue.shift();
+    if (isTestFileProcess(next)) found.push(next);
+    else queue.push(...(children.get(next) ?? []));
+  }
+  return found;
+}
 
 /** The test file a file process runs: its last argument that names a script. */
 function fileOf(pid) {
@@ -74,19 +92,17 @@ export function watchTestFiles(rootPid, minutes = fileMinutes(), log = (line) =>
   const limitMs = minutes * 60_000;
   const seen = new Map();
   const tick = () => {
-    const table = processTable();
+    const { children, start } = processTable();
     const now = Date.now();
     const alive = new Set();
-    for (const pid of subtree(table, rootPid).slice(1)) {
-      const parent = table.get(pid)?.ppid;
-      if (!isTestFileProcess(pid) || (parent !== undefined && isTestFileProcess(parent))) continue;
-      const identity = `${pid}:${table.get(pid)?.start}`;
+    for (const pid of fileProcesses(children, rootPid)) {
+      const identity = `${pid}:${start.get(pid)}`;
       alive.add(identity);
       const since = seen.get(identity) ?? now;
       seen.set(identity, since);
       if (now - since < limitMs) continue;
       const file = fileOf(pid);
-      const victims = subtree(table, pid);
+      const victims = subtree(children, pid);
       for (const victim of victims) {
         try {
           process.kill(victim, 'SIGKILL');

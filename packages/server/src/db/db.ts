@@ -607,13 +607,10 @@ const SYNC = serialize.sync();
  * the runtime function never runs: an import is called about 2 × 10⁹ times before it tiers up
  * (PGlite calls its busiest, the clock, ten times per statement). The generic wrapper's cost was
  * within the noise of 6,000 statements. The flag is read when a module is instantiated, so it is
- * set before the first instance; it is the process's, set once.
+ * set before each instance opens (the process's flag; setting it again changes nothing).
  */
-let genericWasmWrappers = false;
 function keepGenericWasmWrappers(): void {
-  if (genericWasmWrappers) return;
   setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');
-  genericWasmWrappers = true;
 }
 
 /** PGlite with its memory in sight: the size of the WebAssembly memory its PostgreSQL runs in. */
