@@ -96,12 +96,15 @@ function shuffled<T>(rng: Rng, kinds: readonly T[]): T[] {
   return out;
 }
 
-/** A lane long enough for `minutes` (each fault and its gap take at least a few seconds). */
+/**
+ * A lane long enough for `minutes` (each fault and its gap take at least a few seconds). Each
+ * fault is drawn right after its kind, so a longer campaign of the same seed begins with the
+ * shorter one's faults.
+ */
 function lane(rng: Rng, kinds: readonly FaultKind[], minutes: number, receivers: number): ScheduledFault[] {
   const count = Math.max(kinds.length, Math.ceil((minutes * 60) / 3));
-  const order = shuffled(rng, kinds);
-  while (order.length < count) order.push(rng.pick(kinds));
-  return order.map((kind) => draw(rng, kind, receivers));
+  const lap = shuffled(rng, kinds);
+  return Array.from({ length: count }, (_, i) => draw(rng, lap[i] ?? rng.pick(kinds), receivers));
 }
 
 export function makeSchedule(seed: number, minutes: number, receivers: number): Schedule {
