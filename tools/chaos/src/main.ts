@@ -6,7 +6,7 @@
  * rule's result; exits 1 when a rule is broken, 2 when the campaign could not run.
  */
 import { execSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,7 +19,7 @@ import { History } from './history.js';
 import { Load, type Shop } from './load.js';
 import { campaignSkip } from './postgres.js';
 import { Receiver } from './receivers.js';
-import { buildReport, formatReport } from './report.js';
+import { buildReport, formatMarkdown, formatReport, type Report } from './report.js';
 import { randomSeed, Rng } from './rng.js';
 import { makeSchedule } from './schedule.js';
 import { PSP_SECRET, startTopology } from './topology.js';
@@ -35,8 +35,15 @@ const { values } = parseArgs({
     merchants: { type: 'string', default: '4' },
     concurrency: { type: 'string', default: '6' },
     keep: { type: 'boolean', default: false },
+    report: { type: 'string' },
   },
 });
+
+// `--report FILE`: a finished campaign's report.json as the Markdown tables of docs/reliability.md.
+if (values.report !== undefined) {
+  console.log(formatMarkdown(JSON.parse(readFileSync(values.report, 'utf8')) as Report));
+  process.exit(0);
+}
 
 const seed = values.seed === undefined ? randomSeed() : Number(values.seed);
 const minutes = Number(values.minutes);
@@ -211,16 +218,19 @@ async function main(): Promise<number> {
     });
     writeFileSync(join(out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(join(out, 'faults.json'), `${JSON.stringify(history.faults, null, 2)}\n`);
+    writeFileSync(join(out, 'report.md'), `${formatMarkdown(report)}\n`);
     console.log(`\n${formatReport(report)}`);
-    log(`results in ${out}; replay: npm run chaos -- --seed ${seed} --minutes ${minutes}`);
+    if (values.out !== undefined) log(`results in ${out}`);
+    log(`replay the schedule: npm run chaos -- --seed ${seed} --minutes ${minutes}`);
     exitCode = report.holds ? 0 : 1;
   } finally {
     for (const shop of shops) shop.client.close();
     await Promise.all(receivers.map((r) => r.close()));
     await db.end().catch(() => {});
     await topology.stop();
-    if (!values.keep && exitCode === 0 && values.out !== undefined) rmSync(dir, { recursive: true, force: true });
-    else if (exitCode !== 0) log(`logs kept in ${topology.logDir}`);
+    // A run that held leaves only its results (with --out); one that did not keeps everything.
+    if (exitCode === 0 && !values.keep) rmSync(dir, { recursive: true, force: true });
+    else log(`the run's directory is kept: ${dir} (logs in ${topology.logDir})`);
   }
   return exitCode;
 }
@@ -252,6 +262,15 @@ function gitCommit(): string {
   } catch {
     return 'unknown';
   }
+}
+
+// Ctrl-C or a SIGTERM ends the campaign at once; the exit handlers stop its PostgreSQL, and the
+// other processes are its children.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping`);
+    process.exit(2);
+  });
 }
 
 main().then(

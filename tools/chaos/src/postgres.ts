@@ -99,6 +99,14 @@ export async function startOwnPostgres(dir: string, port: number): Promise<OwnPo
   const logFile = join(dir, 'postgres.log');
   const startArgs = ['-D', dataDir, '-l', logFile, '-w', '-t', '60', 'start'];
   run('pg_ctl', startArgs, user);
+  // However the campaign ends (an exception, a signal), its cluster does not outlive it.
+  const stopAtExit = () => {
+    spawnSync(join(PG_BIN, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', 'stop'], {
+      stdio: 'ignore',
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    });
+  };
+  process.once('exit', stopAtExit);
   const url = `postgres://postgres@127.0.0.1:${port}/paygate`;
   const admin = `postgres://postgres@127.0.0.1:${port}/postgres`;
   await withClient(admin, (client) => client.query('CREATE DATABASE paygate'));
@@ -123,6 +131,7 @@ export async function startOwnPostgres(dir: string, port: number): Promise<OwnPo
       return result.rows[0]?.n ?? 0;
     },
     async stop() {
+      process.removeListener('exit', stopAtExit);
       await runAsync('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop'], user).catch(() => {});
     },
   };

@@ -156,3 +156,49 @@ export function formatReport(report: Report): string {
   lines.push(report.holds ? 'every rule holds' : 'SOME RULES ARE BROKEN');
   return lines.join('\n');
 }
+
+/** The figures as Markdown tables (docs/reliability.md takes them from a report.json). */
+export function formatMarkdown(report: Report): string {
+  const lines: string[] = [];
+  lines.push(
+    '| fault kind | injected | recovered | time to recover, median | worst | requests under it | of them failed | orders created under it |',
+  );
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const f of report.faults) {
+    lines.push(
+      `| \`${f.kind}\` | ${f.count} | ${f.recovered} | ${seconds(f.recoverMedianMs)} | ${seconds(f.recoverWorstMs)} | ${f.requests} | ${f.failed} | ${f.orders} |`,
+    );
+  }
+  lines.push('');
+  lines.push('| rule | checked | violations | figures |');
+  lines.push('| --- | ---: | ---: | --- |');
+  for (const rule of report.rules) {
+    const figures = rule.figures
+      ? Object.entries(rule.figures)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('; ')
+      : '';
+    lines.push(`| ${rule.rule} | ${rule.checked} | ${rule.violations} | ${figures} |`);
+  }
+  lines.push('');
+  lines.push(
+    `Totals: ${Object.entries(report.totals)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
+  );
+  lines.push('');
+  lines.push(
+    `Orders at the end: ${Object.entries(report.ordersByStatus)
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
+  );
+  lines.push('');
+  lines.push(
+    `Requests by answer: ${Object.entries(report.requestsByStatus)
+      .sort()
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ')}.`,
+  );
+  return lines.join('\n');
+}

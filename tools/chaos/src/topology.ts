@@ -4,7 +4,7 @@
  * proxy, and the deploy/ recipe (HAProxy, two API instances, two `paygate worker` processes,
  * deploy/cluster.mjs) configured with the three channels.
  */
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type FaultProxy, startFaultProxy } from '@paygate/simulator-kit/fault-proxy';
@@ -24,6 +24,12 @@ export interface TopologyOptions {
   readonly paymentExpiry: string;
   readonly log: (line: string) => void;
 }
+
+/** The simulators running now: none outlives the campaign, however it ends. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
 
 /** A simulator the campaign can kill and start again on the same ports and data directory. */
 export class Simulator {
@@ -49,6 +55,8 @@ export class Simulator {
 
   async start(): Promise<void> {
     const running = await startSimulator(this.bin, this.program, this.env, 60_000);
+    live.add(running.child);
+    running.child.once('exit', () => live.delete(running.child));
     this.expectExit = false;
     running.child.once('exit', (code, signal) => {
       this.exits.push({ code, signal, expected: this.expectExit });
