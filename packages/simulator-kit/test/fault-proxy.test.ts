@@ -53,50 +53,58 @@ describe('fault proxy', () => {
   });
   after(() => new Promise<void>((resolve) => echo.server.close(() => resolve())));
 
-  test('pass forwards both ways; delay holds each chunk back; blackhole holds it until pass', async () => {
-    const proxy = await startFaultProxy({ target: { port: echo.port } });
-    const socket = await connect(proxy.port);
-    assert.equal(await roundTrip(socket, 'one'), 'one');
+  test(
+    'pass forwards both ways; delay holds each chunk back; blackhole holds it until pass',
+    { timeout: 10_000 },
+    async () => {
+      const proxy = await startFaultProxy({ target: { port: echo.port } });
+      const socket = await connect(proxy.port);
+      assert.equal(await roundTrip(socket, 'one'), 'one');
 
-    proxy.setMode({ kind: 'delay', ms: 300 });
-    const started = Date.now();
-    assert.equal(await roundTrip(socket, 'two'), 'two');
-    assert.ok(Date.now() - started >= 550, 'delayed on the way there and back');
+      proxy.setMode({ kind: 'delay', ms: 300 });
+      const started = Date.now();
+      assert.equal(await roundTrip(socket, 'two'), 'two');
+      assert.ok(Date.now() - started >= 550, 'delayed on the way there and back');
 
-    proxy.setMode({ kind: 'blackhole' });
-    assert.equal(await roundTrip(socket, 'three', 500), undefined, 'nothing comes back');
-    const late = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString())));
-    proxy.setMode({ kind: 'pass' });
-    assert.equal(await late, 'three', 'what was held goes once the link is back');
-    assert.equal(proxy.stats().open, 1);
-    socket.destroy();
-    await proxy.close();
-  });
+      proxy.setMode({ kind: 'blackhole' });
+      assert.equal(await roundTrip(socket, 'three', 500), undefined, 'nothing comes back');
+      const late = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+      proxy.setMode({ kind: 'pass' });
+      assert.equal(await late, 'three', 'what was held goes once the link is back');
+      assert.equal(proxy.stats().open, 1);
+      socket.destroy();
+      await proxy.close();
+    },
+  );
 
-  test('reset ends open and new connections with a reset; cut ends only those open now', async () => {
-    const proxy = await startFaultProxy({ target: { port: echo.port } });
-    const open = await connect(proxy.port);
-    assert.equal(await roundTrip(open, 'x'), 'x');
-    const ended = ending(open);
-    proxy.setMode({ kind: 'reset' });
-    assert.equal(await ended, 'reset');
-    const fresh = createConnection({ host: '127.0.0.1', port: proxy.port });
-    assert.equal(await ending(fresh), 'reset');
+  test(
+    'reset ends open and new connections with a reset; cut ends only those open now',
+    { timeout: 10_000 },
+    async () => {
+      const proxy = await startFaultProxy({ target: { port: echo.port } });
+      const open = await connect(proxy.port);
+      assert.equal(await roundTrip(open, 'x'), 'x');
+      const ended = ending(open);
+      proxy.setMode({ kind: 'reset' });
+      assert.equal(await ended, 'reset');
+      const fresh = createConnection({ host: '127.0.0.1', port: proxy.port });
+      assert.equal(await ending(fresh), 'reset');
 
-    proxy.setMode({ kind: 'pass' });
-    const again = await connect(proxy.port);
-    assert.equal(await roundTrip(again, 'y'), 'y');
-    const cutOff = ending(again);
-    assert.equal(proxy.cut(), 1);
-    assert.equal(await cutOff, 'reset');
-    const after = await connect(proxy.port);
-    assert.equal(await roundTrip(after, 'z'), 'z', 'a cut leaves the mode as it was');
-    after.destroy();
-    assert.ok(proxy.stats().reset >= 3);
-    await proxy.close();
-  });
+      proxy.setMode({ kind: 'pass' });
+      const again = await connect(proxy.port);
+      assert.equal(await roundTrip(again, 'y'), 'y');
+      const cutOff = ending(again);
+      assert.equal(proxy.cut(), 1);
+      assert.equal(await cutOff, 'reset');
+      const after = await connect(proxy.port);
+      assert.equal(await roundTrip(after, 'z'), 'z', 'a cut leaves the mode as it was');
+      after.destroy();
+      assert.ok(proxy.stats().reset >= 3);
+      await proxy.close();
+    },
+  );
 
-  test('a server that is gone is a reset for the client', async () => {
+  test('a server that is gone is a reset for the client', { timeout: 10_000 }, async () => {
     const gone = await echoServer();
     await new Promise<void>((resolve) => gone.server.close(() => resolve()));
     const proxy = await startFaultProxy({ target: { port: gone.port } });
