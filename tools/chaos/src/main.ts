@@ -131,12 +131,27 @@ async function main(): Promise<number> {
     faults.start(schedule);
 
     // The ledger's rules, checked on the live database while the faults go on.
+    // And every process runs: one down at two checks in a row (a fault's restart takes seconds) is
+    // said at once, not only by the exit count at the end.
     const during: { at: number; results: RuleResult[] }[] = [];
+    const down = new Map<string, number>();
     const endAt = Date.now() + minutes * 60_000;
     while (Date.now() < endAt) {
       await sleep(Math.min(30_000, Math.max(0, endAt - Date.now())));
       const results = await checkLedger(db).catch(() => undefined);
       if (results) during.push({ at: Date.now(), results });
+      const processes = [
+        ...[...cluster.apis, ...cluster.workers, cluster.haproxy].map((p) => ({ name: p.name, up: p.running })),
+        ...Object.values(topology.simulators).map((s) => ({ name: s.name, up: s.alive })),
+      ];
+      for (const { name, up } of processes) {
+        const times = up ? 0 : (down.get(name) ?? 0) + 1;
+        down.set(name, times);
+        if (times === 2) {
+          history.anomaly(`${name} was not running at two checks in a row`);
+          log(`${name} is not running (and no fault is restarting it)`);
+        }
+      }
     }
     log('time is up: healing the fault in progress, then the last flows finish');
     await faults.stop();
