@@ -33,6 +33,30 @@ export interface ClusterProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<Exit>;
 }
 
+/** One process of the cluster (exported for its tests). */
+export declare class Proc implements ClusterProcess {
+  constructor(options: {
+    name: string;
+    kind: 'api' | 'worker' | 'haproxy';
+    command: string;
+    args: string[];
+    env: NodeJS.ProcessEnv;
+    port?: number;
+    logDir: string;
+  });
+  readonly name: string;
+  readonly kind: 'api' | 'worker' | 'haproxy';
+  readonly port: number | undefined;
+  readonly url: string | undefined;
+  readonly child: ChildProcess | undefined;
+  readonly running: boolean;
+  readonly exits: readonly Exit[];
+  readonly tail: readonly string[];
+  readonly exited: Promise<Exit>;
+  start(timeoutMs?: number): Promise<void>;
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<Exit>;
+}
+
 export interface ClusterOptions {
   databaseUrl?: string;
   port?: number;

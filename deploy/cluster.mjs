@@ -77,13 +77,15 @@ async function httpStatus(url, timeoutMs = 1000) {
  * worker: its start line; HAProxy: its port answers); `stop(signal)` sends the signal and waits
  * for the exit, whose `{ code, signal }` it returns.
  */
-class Proc {
+export class Proc {
   constructor({ name, kind, command, args, env, port, logDir }) {
     Object.assign(this, { name, kind, command, args, env, port, logDir });
     this.child = undefined;
     this.exits = [];
     this.tail = [];
     this.starts = 0;
+    /** Whether the current run has printed its start line (a worker's readiness). */
+    this.announced = false;
   }
 
   get url() {
@@ -114,19 +116,23 @@ class Proc {
         resolve(exit);
       });
     });
-    teeOutput(child, log, this.tail);
+    // Readiness is read from the lines as they come, not from the tail: the tail keeps the last 200
+    // lines, so once a process has printed that many, a restart's lines no longer lengthen it.
+    this.announced = false;
+    teeOutput(child, log, this.tail, (line) => {
+      if (line.includes('paygate worker started')) this.announced = true;
+    });
     return child;
   }
 
   async start(timeoutMs = 60_000) {
     const child = this.spawn();
     const deadline = Date.now() + timeoutMs;
-    const seenFrom = this.tail.length;
     while (Date.now() < deadline) {
       if (!this.running) {
         throw new Error(`${this.name} exited while starting: ${this.tail.slice(-20).join('\n')}`);
       }
-      if (await this.ready(seenFrom)) return;
+      if (await this.ready()) return;
       await sleep(100);
     }
     child.kill('SIGKILL');
@@ -136,13 +142,13 @@ class Proc {
     );
   }
 
-  async ready(seenFrom = 0) {
+  async ready() {
     if (this.kind === 'api') {
       this.lastStatus = await httpStatus(`${this.url}/readyz`, 3000);
       return this.lastStatus === 200;
     }
     if (this.kind === 'haproxy') return (await httpStatus(`${this.url}/healthz`)) !== 0;
-    return this.tail.slice(seenFrom).some((line) => line.includes('paygate worker started'));
+    return this.announced;
   }
 
   /** Sends `signal` and waits for the exit (SIGKILL after `timeoutMs`). */
@@ -164,19 +170,26 @@ class Proc {
  * key and admin token across runs; without it they are new each time).
  */
 /**
- * Copies a child's stdout and stderr into its log file and keeps the last 200 lines in `tail`
- * (what a failure report shows).
+ * Copies a child's stdout and stderr into its log file, keeps the last 200 lines in `tail` (what
+ * a failure report shows) and hands each whole line to `onLine` (a line cut between two chunks is
+ * joined first).
  */
-export function teeOutput(child, log, tail) {
+export function teeOutput(child, log, tail, onLine = () => {}) {
   for (const stream of [child.stdout, child.stderr]) {
+    let partial = '';
+    const take = (line) => {
+      if (line === '') return;
+      tail.push(line);
+      if (tail.length > 200) tail.shift();
+      onLine(line);
+    };
     stream.on('data', (chunk) => {
       log.write(chunk);
-      for (const line of chunk.toString().split('\n')) {
-        if (line === '') continue;
-        tail.push(line);
-        if (tail.length > 200) tail.shift();
-      }
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) take(line);
     });
+    stream.on('end', () => take(partial));
   }
 }
 

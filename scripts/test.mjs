@@ -59,7 +59,7 @@ function findTests(dir) {
   return found;
 }
 
-const files = ['packages', 'examples']
+const files = ['packages', 'examples', 'tools']
   .flatMap((dir) => {
     try {
       return findTests(join(root, dir));
@@ -73,7 +73,7 @@ const files = ['packages', 'examples']
   .sort();
 
 function checkConfigs() {
-  return ['packages', 'examples'].flatMap((dir) => {
+  return ['packages', 'examples', 'tools'].flatMap((dir) => {
     let entries;
     try {
       entries = readdirSync(join(root, dir));

@@ -42,6 +42,17 @@ it('an unfiltered run type-checks everything: the whole build and every check co
     assert.ok(lines.includes(`tsc -p ${config}`), config);
   }
   assert.ok(lines.includes('packages/server/test/test-runner.test.ts'));
+  // tools/ (the fault campaign) is tested and type-checked like a package.
+  assert.ok(lines.includes('tsc -p tools/chaos/tsconfig.check.json'));
+  assert.ok(lines.includes('tools/chaos/test/checker.test.ts'));
+});
+
+it('a filter on tools/chaos runs its tests and type-checks it', () => {
+  assert.deepEqual(dryRun('tools/chaos'), [
+    'tsc -p tools/chaos/tsconfig.check.json',
+    'tools/chaos/test/checker.test.ts',
+    'tools/chaos/test/schedule.test.ts',
+  ]);
 });
 
 it('npm test leaves the end-to-end suites to npm run test:e2e; a filter names either kind', () => {
