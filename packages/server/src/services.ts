@@ -10,7 +10,9 @@ import { Merchants } from './modules/merchants/service.js';
 import { type PaymentHooks, Payments } from './modules/payments/service.js';
 import { Payouts } from './modules/payouts/service.js';
 import { PlatformKeys } from './modules/platform-keys/service.js';
-import { PortalAccounts } from './modules/portal/service.js';
+import { Accounts } from './modules/accounts/service.js';
+import { OPERATOR_AUDIENCE, type OperatorRole } from './modules/backoffice/access.js';
+import { PORTAL_AUDIENCE, type Role as PortalRole } from './modules/portal/access.js';
 import { Audit } from './modules/audit/service.js';
 import { Fees } from './modules/fees/service.js';
 import { RejectedRequests } from './modules/rejected-requests/service.js';
@@ -32,8 +34,10 @@ export interface Services {
   readonly payouts: Payouts;
   readonly balances: Balances;
   readonly fees: Fees;
-  /** Merchant portal users, sign-in and sessions. */
-  readonly portal: PortalAccounts;
+  /** Merchant portal users, sign-in and sessions (the accounts module, for the portal's audience). */
+  readonly portal: Accounts<PortalRole>;
+  /** The platform's operators: the back office's accounts (the same module, for its audience). */
+  readonly operators: Accounts<OperatorRole>;
   /** The audit trail: every change, by whom, hash-chained. */
   readonly audit: Audit;
   /** Sandbox authentication failures, kept for the merchant's portal. */
@@ -89,7 +93,8 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     onDisabled: (tx, merchantId) => portal.endSessions(tx, merchantId),
   });
   const audit = new Audit(db, now);
-  const portal: PortalAccounts = new PortalAccounts(db, config, merchants, audit, sealer, now);
+  const portal: Accounts<PortalRole> = new Accounts(db, config, PORTAL_AUDIENCE, merchants, audit, sealer, now);
+  const operators = new Accounts(db, config, OPERATOR_AUDIENCE, merchants, audit, sealer, now);
   return {
     config,
     db,
@@ -106,6 +111,7 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     balances: new Balances(ledger),
     fees: new Fees(config),
     portal,
+    operators,
     audit,
     rejectedRequests: new RejectedRequests(db, (accessKey) => merchants.idOfAnyEnvironment(accessKey), now),
   };

@@ -19,6 +19,7 @@ export async function sweepOnce(services: Services): Promise<{ expired: number; 
   const noncesPurged = await services.nonces.purge();
   await services.rejectedRequests.purge();
   await services.portal.purge();
+  await services.operators.purge();
   return { expired, noncesPurged };
 }
 

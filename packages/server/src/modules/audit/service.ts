@@ -2,9 +2,14 @@ import type { PortalAuditEntry } from '@paygate/wire';
 import type { Db, Queryable } from '../../db/db.js';
 import { canonicalJson, entryHash, GENESIS_HASH } from './chain.js';
 
-/** Who made a change: a portal user (by email), an operator command, or the platform itself. */
+/**
+ * Who made a change: a portal user (by email), an operator (by email when signed in to the back
+ * office; without one for the host's token-based command line), or the platform itself.
+ */
 export type AuditActor =
-  { readonly kind: 'user'; readonly email: string } | { readonly kind: 'operator' } | { readonly kind: 'system' };
+  | { readonly kind: 'user'; readonly email: string }
+  | { readonly kind: 'operator'; readonly email?: string }
+  | { readonly kind: 'system' };
 
 /** Where a change came from: its actor, and the request that carried it, if any. */
 export interface AuditContext {
@@ -108,7 +113,7 @@ export class Audit {
       id: (previous?.id ?? 0n) + 1n,
       at: new Date(this.now()),
       actor_kind: context.actor.kind,
-      actor_email: context.actor.kind === 'user' ? context.actor.email : null,
+      actor_email: context.actor.kind === 'system' ? null : (context.actor.email ?? null),
       action: record.action,
       merchant: record.merchant,
       object: record.object ?? null,
