@@ -1,6 +1,6 @@
 import type { Config } from './config.js';
 import { loadMasterKeys, secretSealer } from './crypto/master-key.js';
-import type { Db } from './db/db.js';
+import type { Db, Queryable } from './db/db.js';
 import { Nonces } from './modules/auth/service.js';
 import { Balances } from './modules/balances/service.js';
 import { type ChannelRegistry, channelRegistry } from './modules/channels/registry.js';
@@ -13,6 +13,7 @@ import { PlatformKeys } from './modules/platform-keys/service.js';
 import { Accounts } from './modules/accounts/service.js';
 import { OPERATOR_AUDIENCE, type OperatorRole } from './modules/backoffice/access.js';
 import { PORTAL_AUDIENCE, type Role as PortalRole } from './modules/portal/access.js';
+import { Adjustments } from './modules/adjustments/service.js';
 import { Audit } from './modules/audit/service.js';
 import { Fees } from './modules/fees/service.js';
 import { RejectedRequests } from './modules/rejected-requests/service.js';
@@ -38,6 +39,8 @@ export interface Services {
   readonly portal: Accounts<PortalRole>;
   /** The platform's operators: the back office's accounts (the same module, for its audience). */
   readonly operators: Accounts<OperatorRole>;
+  /** Balance adjustments: proposed by one operator, booked when another approves. */
+  readonly adjustments: Adjustments;
   /** The audit trail: every change, by whom, hash-chained. */
   readonly audit: Audit;
   /** Sandbox authentication failures, kept for the merchant's portal. */
@@ -64,7 +67,10 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
   const now = options.now ?? Date.now;
   const masterKeys = loadMasterKeys(config, options.masterKey);
   const sealer = secretSealer(masterKeys);
-  const ledger = new Ledger(db, config, now);
+  // A merchant's own fee plan over the platform's table decides what its orders are charged.
+  const fees = new Fees(config, db, now);
+  const feeSchedule = (q: Queryable, merchantId: bigint) => fees.schedule(q, merchantId);
+  const ledger = new Ledger(db, config, now, feeSchedule);
   const extraHooks = options.paymentHooks ?? {};
   // A SUCCEEDED payment credits the merchant in the transaction that moves it (PaymentHooks).
   const paymentHooks: PaymentHooks = {
@@ -107,12 +113,13 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     payments: new Payments(db, config, paymentHooks, now, channels),
     nonces,
     ledger,
-    payouts: new Payouts(db, config, ledger, now, channels),
+    payouts: new Payouts(db, config, ledger, now, channels, feeSchedule),
     balances: new Balances(ledger),
-    fees: new Fees(config),
+    fees,
     portal,
     operators,
     audit,
+    adjustments: new Adjustments(db, ledger, audit, now),
     rejectedRequests: new RejectedRequests(db, (accessKey) => merchants.idOfAnyEnvironment(accessKey), now),
   };
 }

@@ -34,6 +34,12 @@ const OWNERS: Readonly<Record<string, string>> = {
   sepa_files: 'modules/channels/',
   sepa_file_payouts: 'modules/channels/',
   sepa_inbox: 'modules/channels/',
+  channel_exchanges: 'modules/channels/',
+  channel_order_refs: 'modules/channels/',
+  order_transitions: 'modules/orders/',
+  balance_adjustments: 'modules/adjustments/',
+  merchant_fee_plans: 'modules/fees/',
+  fee_plan_changes: 'modules/fees/',
 
   audit_entries: 'modules/audit/',
 };

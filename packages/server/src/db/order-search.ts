@@ -10,6 +10,8 @@ export interface SearchTable extends OrderTable {
   readonly nameColumn: 'payer_name' | 'payee_name';
   /** The payer's or payee's document number column. */
   readonly documentColumn: 'payer_document' | 'payee_document';
+  /** The payee's account number column (payouts); payments have none. */
+  readonly accountColumn?: 'payee_account_number';
 }
 
 /** What a search filters on: the text, and the list filters beside it. */
@@ -54,13 +56,7 @@ function searchConditions(orders: SearchTable, q: string, params: unknown[]): st
     );
   }
   for (const [units, fraction] of amountReadings(q)) {
-    const byScale = new Map<number, string[]>();
-    for (const currency of CURRENCIES.keys()) {
-      const scale = scaleOf(currency);
-      if (fraction.replace(/0+$/, '').length > scale) continue;
-      byScale.set(scale, [...(byScale.get(scale) ?? []), currency]);
-    }
-    for (const [scale, currencies] of byScale) {
+    for (const [scale, currencies] of currenciesByScale(fraction)) {
       const minor = BigInt(units + fraction.padEnd(scale, '0').slice(0, scale));
       if (minor === 0n) continue;
       conditions.push(`(amount_minor = ${add(minor.toString())} AND currency = ANY(${add(currencies)}::text[]))`);
@@ -134,4 +130,132 @@ export async function searchOrders<R extends { created_at: Date; id: bigint }>(
     nextCursor: result.rows.length > filters.pageSize && last ? encodeCursor(last.created_at, last.id) : null,
     total: Number(counted.rows[0]?.n ?? 0),
   };
+}
+
+/** What the back office's search filters on, across every merchant. */
+export interface SearchAllFilters {
+  /** An identifier or an amount; empty: every order within the other filters. */
+  readonly q?: string | undefined;
+  /** Orders the text names through another record (a channel's own id of the order, a bank file's MsgId). */
+  readonly orderNos?: readonly string[];
+  readonly merchantId?: bigint | undefined;
+  readonly status?: string | undefined;
+  readonly currency?: string | undefined;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
+  /** The position after which the page starts, newest first (see allOrdersCursor). */
+  readonly after?: { readonly createdAt: Date; readonly orderNo: string } | undefined;
+  readonly limit: number;
+}
+
+/**
+ * The position of a search across every merchant: the creation time and the order number (unique
+ * across payments and payouts, P… and W…), so that two tables' pages merge into one order.
+ */
+export function allOrdersCursor(createdAt: number, orderNo: string): string {
+  return Buffer.from(`${createdAt}:${orderNo}`).toString('base64url');
+}
+
+/** The position a cursor of `allOrdersCursor` names; anything else is VALIDATION_FAILED. */
+export function readAllOrdersCursor(cursor: string): { createdAt: Date; orderNo: string } {
+  const refused = () => validationFailed([{ field: 'cursor', message: 'not a cursor from a previous page' }]);
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw refused();
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.toString('base64url') !== cursor) throw refused();
+  const match = /^(0|[1-9][0-9]{0,14}):([PW][0-9]{18})$/.exec(bytes.toString('latin1'));
+  if (!match) throw refused();
+  return { createdAt: new Date(Number(match[1])), orderNo: match[2] as string };
+}
+
+/**
+ * The conditions an identifier stands for across every merchant, each of which an index of
+ * migration 0026 answers: the order number, the merchant's order number, the channel's trade
+ * number, the orders another record names, the payer's or payee's document and the payee's
+ * account (letters and digits, upper-cased), and the text as an amount.
+ */
+function identifierConditions(
+  orders: SearchTable,
+  q: string,
+  orderNos: readonly string[],
+  params: unknown[],
+): string[] {
+  const add = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const conditions: string[] = [];
+  if (q !== '') {
+    const text = add(q);
+    conditions.push(`order_no = ${text}`, `merchant_order_no = ${text}`, `channel_trade_no = ${text}`);
+    const normalized = q.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
+    if (normalized.length >= 3) {
+      const value = add(normalized);
+      conditions.push(
+        `(upper(regexp_replace(${orders.documentColumn}, '[^0-9A-Za-z]', '', 'g')) = ${value} AND ${orders.documentColumn} IS NOT NULL)`,
+      );
+      if (orders.accountColumn !== undefined) {
+        conditions.push(`upper(regexp_replace(${orders.accountColumn}, '[^0-9A-Za-z]', '', 'g')) = ${value}`);
+      }
+    }
+    for (const [units, fraction] of amountReadings(q)) {
+      for (const [scale, currencies] of currenciesByScale(fraction)) {
+        const minor = BigInt(units + fraction.padEnd(scale, '0').slice(0, scale));
+        if (minor === 0n) continue;
+        conditions.push(`(amount_minor = ${add(minor.toString())} AND currency = ANY(${add(currencies)}::text[]))`);
+      }
+    }
+  }
+  if (orderNos.length > 0) conditions.push(`order_no = ANY(${add(orderNos)}::text[])`);
+  return conditions;
+}
+
+/** The catalogue's currencies by minor digits, those whose scale can hold `fraction`. */
+function currenciesByScale(fraction: string): Map<number, string[]> {
+  const byScale = new Map<number, string[]>();
+  for (const currency of CURRENCIES.keys()) {
+    const scale = scaleOf(currency);
+    if (fraction.replace(/0+$/, '').length > scale) continue;
+    byScale.set(scale, [...(byScale.get(scale) ?? []), currency]);
+  }
+  return byScale;
+}
+
+/**
+ * Every merchant's orders of one table that the back office's search finds, newest first (by
+ * creation time, then order number), at most `limit` after `after`. The caller merges the pages of
+ * both tables. A text that is no identifier and names no order finds nothing.
+ */
+export async function searchAllOrders<R>(db: Queryable, orders: SearchTable, filters: SearchAllFilters): Promise<R[]> {
+  const q = (filters.q ?? '').trim();
+  if (q.length > SEARCH_MAX) throw validationFailed([{ field: 'q', message: `at most ${SEARCH_MAX} characters` }]);
+  if (filters.status !== undefined && !orders.statuses.includes(filters.status)) {
+    throw validationFailed([{ field: 'status', message: `one of ${orders.statuses.join(', ')}` }]);
+  }
+  checkTimeRange(filters);
+  const params: unknown[] = [];
+  const where: string[] = [];
+  if (q !== '' || (filters.orderNos?.length ?? 0) > 0) {
+    const conditions = identifierConditions(orders, q, filters.orderNos ?? [], params);
+    where.push(`(${conditions.join(' OR ')})`);
+  }
+  const add = (clause: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (filters.merchantId !== undefined) add((p) => `merchant_id = ${p}`, filters.merchantId);
+  if (filters.status !== undefined) add((p) => `status = ${p}`, filters.status);
+  if (filters.currency !== undefined) add((p) => `currency = ${p}`, filters.currency);
+  if (filters.from !== undefined) add((p) => `created_at >= ${p}`, new Date(filters.from));
+  if (filters.to !== undefined) add((p) => `created_at <= ${p}`, new Date(filters.to));
+  if (filters.after !== undefined) {
+    params.push(filters.after.createdAt, filters.after.orderNo);
+    where.push(`(created_at, order_no) < ($${params.length - 1}, $${params.length})`);
+  }
+  params.push(filters.limit);
+  const result = await db.query<R>(
+    `SELECT ${orders.columns} FROM ${orders.table} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY created_at DESC, order_no DESC LIMIT $${params.length}`,
+    params,
+  );
+  return result.rows;
 }

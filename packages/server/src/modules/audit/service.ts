@@ -34,6 +34,7 @@ export interface AuditRecord {
 /** Filters of a listing; all optional. */
 export interface AuditFilters {
   readonly merchant?: string | undefined;
+  readonly actorKind?: AuditActor['kind'] | undefined;
   readonly actorEmail?: string | undefined;
   readonly action?: string | undefined;
   /** Unix ms, inclusive. */
@@ -155,6 +156,7 @@ export class Audit {
       where.push(clause.replace('?', `$${params.length}`));
     };
     if (filters.merchant !== undefined) add('merchant = ?', filters.merchant);
+    if (filters.actorKind !== undefined) add('actor_kind = ?', filters.actorKind);
     if (filters.actorEmail !== undefined) add('actor_email = ?', filters.actorEmail);
     if (filters.action !== undefined) add('action = ?', filters.action);
     if (filters.from !== undefined) add('at >= ?', new Date(filters.from));

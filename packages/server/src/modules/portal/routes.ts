@@ -374,12 +374,17 @@ function registerOrderActionRoutes(auth: FastifyInstance, services: PortalServic
     const orderNo = orderNoOf(request, 'PAYMENT');
     const { merchant } = sessionOf(request);
     return success(
-      await payments.cancel(merchant.id, { orderNo }, (tx, canceled) =>
-        services.audit.record(tx, actorOf(request), {
-          action: 'order.canceled',
-          merchant: merchant.accessKey,
-          object: canceled.orderNo,
-        }),
+      await payments.cancel(
+        merchant.id,
+        { orderNo },
+        (tx, canceled) =>
+          services.audit.record(tx, actorOf(request), {
+            action: 'order.canceled',
+            merchant: merchant.accessKey,
+            object: canceled.orderNo,
+          }),
+        undefined,
+        'portal',
       ),
     );
   });
