@@ -212,6 +212,7 @@ export type TimelineEntry =
       readonly status: string;
       readonly deliveryStatus: string;
       readonly webhookUrl: string;
+      /** The event's body as sent; without `documents`, its JSON with the payer's document masked. */
       readonly body: string;
     }
   | {
@@ -397,7 +398,7 @@ export async function orderStory(services: BackofficeOrderServices, orderNo: str
       status: event.status,
       deliveryStatus: event.deliveryStatus,
       webhookUrl: event.webhookUrl,
-      body: event.body,
+      body: documents ? event.body : maskedBody(event.body),
     });
     for (const attempt of event.attemptLog) {
       timeline.push({
@@ -436,4 +437,13 @@ export async function orderStory(services: BackofficeOrderServices, orderNo: str
     },
     documents,
   );
+}
+
+/** An event body with its documents masked (for the roles that see them masked): its JSON rewritten. */
+function maskedBody(body: string): string {
+  try {
+    return JSON.stringify(masked(JSON.parse(body) as unknown, false));
+  } catch {
+    return body;
+  }
 }

@@ -161,6 +161,15 @@ export async function backofficeApiRoutes(api: FastifyInstance, services: Backof
 
 type ActorOf = (request: FastifyRequest) => AuditContext;
 
+/** A UTC day `YYYY-MM-DD` as [from, to) in Unix ms; VALIDATION_FAILED naming `field` when it is no day. */
+function dayRange(date: string, field: string): { from: number; to: number } {
+  try {
+    return dayOf(date);
+  } catch (error) {
+    throw validationFailed([{ field, message: (error as Error).message }]);
+  }
+}
+
 /**
  * An invitation's setup link goes to the person invited by email when SMTP is configured, and
  * otherwise only to the operator who asked (the answer), never to the log.
@@ -399,7 +408,7 @@ function merchantRoutes(auth: FastifyInstance, services: BackofficeServices, act
 function moneyRoutes(auth: FastifyInstance, services: BackofficeServices, actorOf: ActorOf): void {
   auth.get('/money', async (request) => {
     const { day } = parseInput(moneyQuery, queryOf(request, ['day']));
-    const range = dayOf(day ?? new Date(services.now()).toISOString().slice(0, 10));
+    const range = dayRange(day ?? new Date(services.now()).toISOString().slice(0, 10), 'day');
     return success({
       totals: await services.ledger.platformTotals(),
       day: { ...range, volume: await services.ledger.volume(range.from, range.to) },
@@ -446,12 +455,7 @@ function moneyRoutes(auth: FastifyInstance, services: BackofficeServices, actorO
     const body = parseInput(reconciliationBody, request.body);
     const connector = services.channels.get(body.channel);
     if (!connector) throw validationFailed([{ field: 'channel', message: 'no such channel' }]);
-    let day: { from: number; to: number };
-    try {
-      day = dayOf(body.date);
-    } catch (error) {
-      throw validationFailed([{ field: 'date', message: (error as Error).message }]);
-    }
+    const day = dayRange(body.date, 'date');
     let report;
     if (body.settlement !== undefined) {
       let lines;
