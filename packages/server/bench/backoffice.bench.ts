@@ -45,7 +45,7 @@ async function seed(database: BenchDatabase): Promise<number> {
                              updated_at, finalized_at)
        SELECT 'P20200101' || lpad(i::text, 10, '0'), m.id, 'seed-' || i, 'BRL', 1000 + i % 90000, 'PIX',
               'https://merchant.example/webhook/payment', 'SUCCEEDED', 1000 + i % 90000,
-              'E' || lpad(i::text, 31, '0'), 'Payer ' || i, lpad((i * 7919 % 99999999999)::text, 11, '0'),
+              'E' || lpad(i::text, 31, '0'), 'Payer ' || i, lpad((i::bigint * 7919 % 99999999999)::text, 11, '0'),
               now() - make_interval(secs => i * 30) + interval '30 minutes', now() - make_interval(secs => i * 30),
               now() - make_interval(secs => i * 30), now() - make_interval(secs => i * 30)
          FROM generate_series(1, $1::int) AS i JOIN ${ids} m ON m.k = i % $2`,
@@ -56,8 +56,8 @@ async function seed(database: BenchDatabase): Promise<number> {
                             payee_name, payee_account_number, payee_document, status, channel_trade_no, created_at,
                             updated_at, confirmed_at, finalized_at)
        SELECT 'W20200101' || lpad(i::text, 10, '0'), m.id, 'seedw-' || i, 'BRL', 1000 + i % 90000, 200,
-              'https://merchant.example/webhook/payout', 'Payee ' || i, lpad((i * 104729 % 999999999999)::text, 12, '0'),
-              lpad((i * 15485863 % 99999999999)::text, 11, '0'), 'SUCCEEDED', 'T' || lpad(i::text, 20, '0'),
+              'https://merchant.example/webhook/payout', 'Payee ' || i, lpad((i::bigint * 104729 % 999999999999)::text, 12, '0'),
+              lpad((i::bigint * 15485863 % 99999999999)::text, 11, '0'), 'SUCCEEDED', 'T' || lpad(i::text, 20, '0'),
               now() - make_interval(secs => i * 90), now() - make_interval(secs => i * 90),
               now() - make_interval(secs => i * 90), now() - make_interval(secs => i * 90)
          FROM generate_series(1, $1::int) AS i JOIN ${ids} m ON m.k = i % $2`,
