@@ -46,8 +46,10 @@ CREATE TABLE channel_order_refs (
 -- The search across every merchant (GET /backoffice/api/orders): each exact identifier by an
 -- index of its own, and the newest first without a merchant. db/order-search.ts writes its
 -- conditions with exactly these expressions.
-CREATE INDEX IF NOT EXISTS payments_all_merchant_order_no ON payments (merchant_order_no);
-CREATE INDEX IF NOT EXISTS payouts_all_merchant_order_no ON payouts (merchant_order_no);
+-- A merchant order number is found whatever its case (what a caller reads out); lower() keeps
+-- these apart from the (merchant_id, merchant_order_no) unique index the merchant's own lookups use.
+CREATE INDEX IF NOT EXISTS payments_all_merchant_order_no ON payments (lower(merchant_order_no));
+CREATE INDEX IF NOT EXISTS payouts_all_merchant_order_no ON payouts (lower(merchant_order_no));
 CREATE INDEX IF NOT EXISTS payments_all_trade_no ON payments (channel_trade_no) WHERE channel_trade_no IS NOT NULL;
 CREATE INDEX IF NOT EXISTS payouts_all_trade_no ON payouts (channel_trade_no) WHERE channel_trade_no IS NOT NULL;
 CREATE INDEX IF NOT EXISTS payments_all_document ON payments

@@ -169,7 +169,7 @@ export function readAllOrdersCursor(cursor: string): { createdAt: Date; orderNo:
 
 /**
  * The conditions an identifier stands for across every merchant, each of which an index of
- * migration 0026 answers: the order number, the merchant's order number, the channel's trade
+ * migration 0026 answers: the order number, the merchant's order number (in any case), the channel's trade
  * number, the orders another record names, the payer's or payee's document and the payee's
  * account (letters and digits, upper-cased), and the text as an amount.
  */
@@ -186,7 +186,11 @@ function identifierConditions(
   const conditions: string[] = [];
   if (q !== '') {
     const text = add(q);
-    conditions.push(`order_no = ${text}`, `merchant_order_no = ${text}`, `channel_trade_no = ${text}`);
+    conditions.push(
+      `order_no = ${text}`,
+      `lower(merchant_order_no) = lower(${text})`,
+      `channel_trade_no = ${text}`,
+    );
     const normalized = q.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
     if (normalized.length >= 3) {
       const value = add(normalized);

@@ -8,12 +8,18 @@ import { exchangeHealth } from '../channels/exchanges.js';
 import { listNotifications } from '../channels/notifications.js';
 import { listSepaFiles } from '../channels/sepa-sftp/files.js';
 import { isSepaSftp } from '../channels/sepa-sftp/sepa-sftp.js';
-import type { BackofficeServices } from './routes.js';
+import type { ChannelServices } from '../channels/apply.js';
+import type { Payments } from '../payments/service.js';
+import type { Payouts } from '../payouts/service.js';
 
 const WINDOW_MS = 86_400_000;
 
 export async function channelHealth(
-  services: Pick<BackofficeServices, 'channels' | 'db' | 'payments' | 'payouts' | 'now' | 'config'>,
+  services: ChannelServices & {
+    readonly payments: Pick<Payments, 'pollBacklog'>;
+    readonly payouts: Pick<Payouts, 'pollBacklog'>;
+    readonly now: () => number;
+  },
 ) {
   const since = services.now() - WINDOW_MS;
   return Promise.all(

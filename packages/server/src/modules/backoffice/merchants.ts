@@ -2,16 +2,36 @@
  * Merchants in the back office: the list (with each merchant's volume and balances) and one
  * merchant's page (its people, keys, webhook delivery health, channels used, balances, fee plan).
  */
-import type { BackofficeServices } from './routes.js';
+import type { Accounts } from '../accounts/service.js';
+import type { Balances } from '../balances/service.js';
+import type { Fees } from '../fees/service.js';
+import type { Merchants } from '../merchants/service.js';
+import type { Payments } from '../payments/service.js';
+import type { Payouts } from '../payouts/service.js';
+import type { Role as PortalRole } from '../portal/access.js';
+import type { Webhooks } from '../webhooks/service.js';
 
 /** Merchants a list page holds. */
 export const MERCHANT_PAGE_SIZE = 100;
 /** The period a merchant's volume and delivery health cover: the last 30 days. */
 const PERIOD_MS = 30 * 86_400_000;
 
-type ListServices = Pick<BackofficeServices, 'merchants' | 'payments' | 'payouts' | 'balances' | 'now'>;
+/** What the merchants' pages read. */
+export interface BackofficeMerchantServices {
+  readonly merchants: Merchants;
+  readonly payments: Payments;
+  readonly payouts: Payouts;
+  readonly balances: Balances;
+  readonly webhooks: Webhooks;
+  readonly fees: Fees;
+  /** The portal's people: a merchant's page lists them. */
+  readonly portal: Accounts<PortalRole>;
+  readonly now: () => number;
+}
 
-const balancesOf = async (services: Pick<BackofficeServices, 'balances'>, merchantId: bigint) =>
+type ListServices = Pick<BackofficeMerchantServices, 'merchants' | 'payments' | 'payouts' | 'balances' | 'now'>;
+
+const balancesOf = async (services: Pick<BackofficeMerchantServices, 'balances'>, merchantId: bigint) =>
   services.balances.list(merchantId);
 
 /**
@@ -45,13 +65,7 @@ export async function merchantList(services: ListServices, after: bigint | undef
 }
 
 /** One merchant's page. */
-export async function merchantPage(
-  services: Pick<
-    BackofficeServices,
-    'merchants' | 'portal' | 'webhooks' | 'payments' | 'payouts' | 'balances' | 'fees' | 'now'
-  >,
-  merchant: { id: bigint; accessKey: string },
-) {
+export async function merchantPage(services: BackofficeMerchantServices, merchant: { id: bigint; accessKey: string }) {
   const profile = (await services.merchants.profiles([merchant.id])).get(merchant.id);
   const now = services.now();
   const range = { from: now - PERIOD_MS, to: now };

@@ -30,7 +30,7 @@ import { dayOf, reconcile, parseSettlement, reconcileReceipts } from '../reconci
 import type { Webhooks } from '../webhooks/service.js';
 import { OPERATOR_ACCESS, type OperatorRole, OPERATOR_ROLES } from './access.js';
 import { channelHealth } from './channels.js';
-import { merchantList, merchantPage } from './merchants.js';
+import { type BackofficeMerchantServices, merchantList, merchantPage } from './merchants.js';
 import {
   type BackofficeOrderServices,
   ORDER_CSV_COLUMNS,
@@ -41,7 +41,8 @@ import {
 } from './orders.js';
 
 /** The services the back office's API uses. */
-export interface BackofficeServices extends BackofficeOrderServices, Omit<ChannelServices, 'payments' | 'payouts'> {
+export interface BackofficeServices
+  extends BackofficeOrderServices, BackofficeMerchantServices, Omit<ChannelServices, 'payments' | 'payouts'> {
   readonly config: Config;
   readonly db: Db;
   readonly now: () => number;
