@@ -154,7 +154,7 @@ export async function searchOrders(
   const orderNos =
     q === ''
       ? []
-      : [...new Set([...(await ordersByChannelRef(services.db, q)), ...(await ordersOfFile(services.db, q))])];
+      : [...new Set((await Promise.all([ordersByChannelRef(services.db, q), ordersOfFile(services.db, q)])).flat())];
   const filters = {
     q,
     orderNos,
@@ -166,19 +166,20 @@ export async function searchOrders(
     after: search.cursor === undefined ? undefined : readAllOrdersCursor(search.cursor),
     limit: pageSize + 1,
   };
+  // Both kinds at once (on PostgreSQL, two connections of the pool).
+  const [payments, payouts] = await Promise.all([
+    searched.includes('PAYMENT') ? services.payments.searchAll(filters) : [],
+    searched.includes('PAYOUT') ? services.payouts.searchAll(filters) : [],
+  ]);
   const found: Omit<OrderItem, 'merchant'>[] = [];
   const merchantOf = new Map<string, bigint>();
-  if (searched.includes('PAYMENT')) {
-    for (const row of await services.payments.searchAll(filters)) {
-      found.push(paymentItem(row));
-      merchantOf.set(row.order_no, row.merchant_id);
-    }
+  for (const row of payments) {
+    found.push(paymentItem(row));
+    merchantOf.set(row.order_no, row.merchant_id);
   }
-  if (searched.includes('PAYOUT')) {
-    for (const row of await services.payouts.searchAll(filters)) {
-      found.push(payoutItem(row));
-      merchantOf.set(row.order_no, row.merchant_id);
-    }
+  for (const row of payouts) {
+    found.push(payoutItem(row));
+    merchantOf.set(row.order_no, row.merchant_id);
   }
   found.sort((a, b) => b.createdAt - a.createdAt || (a.orderNo < b.orderNo ? 1 : a.orderNo > b.orderNo ? -1 : 0));
   const page = found.slice(0, pageSize);
