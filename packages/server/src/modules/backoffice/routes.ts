@@ -153,7 +153,7 @@ export async function backofficeApiRoutes(api: FastifyInstance, services: Backof
     orderRoutes(auth, services, actorOf);
     merchantRoutes(auth, services, actorOf);
     moneyRoutes(auth, services, actorOf);
-    channelRoutes(auth, services, actorOf);
+    channelRoutes(auth, services);
     eventRoutes(auth, services, actorOf);
     platformKeyRoutes(auth, services, actorOf);
     auditRoutes(auth, services);
@@ -342,7 +342,7 @@ function merchantRoutes(auth: FastifyInstance, services: BackofficeServices, act
     const { accessKey } = parseInput(accessKeyParam, request.params);
     const { email } = parseInput(ownerInviteBody, request.body);
     const invitation = await services.portal.invite(accessKey, { email, role: 'owner' }, actorOf(request));
-    const profile = (await merchants.profiles([await merchants.idOf(accessKey)])).values().next().value;
+    const profile = await merchants.profile(await merchants.idOf(accessKey));
     const delivered = await deliverInvitation(request, config, {
       to: invitation.email,
       invitedTo: services.portal.audience.invitedTo(profile?.name),
@@ -493,7 +493,7 @@ function moneyRoutes(auth: FastifyInstance, services: BackofficeServices, actorO
 }
 
 /** Channels: each one's health, its notifications, and its bank files with their XML. */
-function channelRoutes(auth: FastifyInstance, services: BackofficeServices, _actorOf: ActorOf): void {
+function channelRoutes(auth: FastifyInstance, services: BackofficeServices): void {
   const named = (request: FastifyRequest) => {
     const { name } = parseInput(channelParam, request.params);
     const connector = services.channels.get(name);

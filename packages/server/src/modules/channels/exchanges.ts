@@ -7,6 +7,7 @@
  * shows them on the order's timeline; they are kept EXCHANGES_KEPT_MS.
  */
 import type { Db, Queryable } from '../../db/db.js';
+import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
 import type { Connector } from './connector.js';
 
 /** How long exchanges are kept (the sweeper purges older ones). */
@@ -173,4 +174,9 @@ export async function exchangeHealth(
 export async function purgeExchanges(db: Queryable, now: number): Promise<number> {
   const purged = await db.query('DELETE FROM channel_exchanges WHERE at < $1', [new Date(now - EXCHANGES_KEPT_MS)]);
   return purged.rowCount;
+}
+
+/** The embedded database only: vacuums the exchanges (purged as they age) when they have dead rows. */
+export function vacuumExchanges(db: Db): Promise<Vacuumed[]> {
+  return vacuumTables(db, ['channel_exchanges']);
 }
