@@ -186,28 +186,26 @@ function identifierConditions(
   const conditions: string[] = [];
   if (q !== '') {
     const text = add(q);
-    conditions.push(
-      `order_no = ${text}`,
-      `lower(merchant_order_no) = lower(${text})`,
-      `channel_trade_no = ${text}`,
-    );
+    conditions.push(`order_no = ${text}`, `lower(merchant_order_no) = lower(${text})`, `channel_trade_no = ${text}`);
     const normalized = q.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
     if (normalized.length >= 3) {
       const value = add(normalized);
       conditions.push(
-        `(upper(regexp_replace(${orders.documentColumn}, '[^0-9A-Za-z]', '', 'g')) = ${value} AND ${orders.documentColumn} IS NOT NULL)`,
+        `(lower(regexp_replace(${orders.documentColumn}, '[^0-9A-Za-z]', '', 'g')) = lower(${value}) AND ${orders.documentColumn} IS NOT NULL)`,
       );
       if (orders.accountColumn !== undefined) {
         conditions.push(`upper(regexp_replace(${orders.accountColumn}, '[^0-9A-Za-z]', '', 'g')) = ${value}`);
       }
     }
+    // An amount as `<currency>:<minor units>` keys, one per currency whose minor digits hold it.
+    const keys: string[] = [];
     for (const [units, fraction] of amountReadings(q)) {
       for (const [scale, currencies] of currenciesByScale(fraction)) {
         const minor = BigInt(units + fraction.padEnd(scale, '0').slice(0, scale));
-        if (minor === 0n) continue;
-        conditions.push(`(amount_minor = ${add(minor.toString())} AND currency = ANY(${add(currencies)}::text[]))`);
+        if (minor !== 0n) keys.push(...currencies.map((currency) => `${currency}:${minor}`));
       }
     }
+    if (keys.length > 0) conditions.push(`(currency || ':' || amount_minor::text) = ANY(${add(keys)}::text[])`);
   }
   if (orderNos.length > 0) conditions.push(`order_no = ANY(${add(orderNos)}::text[])`);
   return conditions;
