@@ -25,6 +25,7 @@ const SECTIONS = [
   { name: 'webhooks', file: 'packages/server/bench/webhooks.bench.ts' },
   { name: 'pix', file: 'packages/server/bench/pix.bench.ts' },
   { name: 'sepa', file: 'packages/server/bench/sepa.bench.ts' },
+  { name: 'backoffice', file: 'packages/server/bench/backoffice.bench.ts' },
   { name: 'memory', file: 'packages/server/bench/memory.bench.ts' },
 ];
 

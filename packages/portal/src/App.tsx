@@ -51,7 +51,7 @@ export function App() {
     return () => window.removeEventListener(SIGNED_OUT_EVENT, signedOut);
   }, []);
 
-  if (path === '/setup') return <SetupPage />;
+  if (path === '/setup') return <SetupPage onSignedIn={(session) => setState({ kind: 'signed-in', session })} />;
   if (startError) {
     return (
       <main id="main" className="auth">

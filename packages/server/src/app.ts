@@ -7,6 +7,7 @@ import { clientErrorHandler, headerLimits } from './http/header-limits.js';
 import { merchantApiScope } from './http/merchant-api.js';
 import { ulid } from './ids.js';
 import { adminRoutes } from './modules/admin/routes.js';
+import { backofficeApiRoutes, backofficePlaceholderRoutes } from './modules/backoffice/routes.js';
 import { balanceRoutes } from './modules/balances/routes.js';
 import { cashierRoutes } from './modules/cashier/routes.js';
 import { channelRoutes } from './modules/channels/routes.js';
@@ -186,6 +187,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   portalStaticRoutes(app, options.portalDir);
   await app.register(async (portal) => portalApiRoutes(portal, services), { prefix: '/portal/api' });
   await app.register(async (cashier) => cashierRoutes(cashier, services));
+
+  // The back office, for the platform's operators: its cookie-session API under /backoffice/api
+  // (a portal session opens nothing there, nor a back-office session anything in the portal).
+  backofficePlaceholderRoutes(app);
+  await app.register(async (backoffice) => backofficeApiRoutes(backoffice, services), { prefix: '/backoffice/api' });
 
   if (options.adminToken) {
     const token = options.adminToken;

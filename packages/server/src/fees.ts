@@ -92,11 +92,27 @@ export const feesJson = z.string().transform((text, ctx): FeeSchedule => {
     ctx.addIssue({ code: 'custom', message: 'not JSON' });
     return z.NEVER;
   }
-  const parsed = overridesSchema.safeParse(raw);
-  if (!parsed.success) {
-    ctx.addIssue({ code: 'custom', message: `not a fee table: ${parsed.error.issues[0]?.message}` });
+  const applied = applyFeeOverrides(DEFAULT_FEES, raw);
+  if (!applied.ok) {
+    ctx.addIssue({ code: 'custom', message: applied.problems.join('; ') });
     return z.NEVER;
   }
+  return applied.schedule;
+});
+
+/** Fee overrides as `PAYGATE_FEES` and a merchant's fee plan write them (see feesJson). */
+export type FeeOverrides = z.infer<typeof overridesSchema>;
+
+/**
+ * `base` with the parts `raw` overrides (the shape of `PAYGATE_FEES`): the new schedule, or what
+ * is wrong with `raw` (each problem naming its place: `payments.BRL.PIX.percent: …`).
+ */
+export function applyFeeOverrides(
+  base: FeeSchedule,
+  raw: unknown,
+): { ok: true; schedule: FeeSchedule; overrides: FeeOverrides } | { ok: false; problems: string[] } {
+  const parsed = overridesSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, problems: [`not a fee table: ${parsed.error.issues[0]?.message}`] };
   const problems: string[] = [];
   const toFee = (where: string, currency: string, text: z.infer<typeof feeText>): Fee => {
     const scale = scaleOf(currency);
@@ -107,7 +123,7 @@ export const feesJson = z.string().transform((text, ctx): FeeSchedule => {
     return fee(percentBps ?? 0, fixedMinor ?? 0n);
   };
   const payments: Record<string, Record<string, Fee>> = {};
-  for (const [currency, methods] of Object.entries(DEFAULT_FEES.payments)) payments[currency] = { ...methods };
+  for (const [currency, methods] of Object.entries(base.payments)) payments[currency] = { ...methods };
   for (const [currency, methods] of Object.entries(parsed.data.payments ?? {})) {
     const info = CURRENCIES.get(currency);
     if (!info) {
@@ -120,14 +136,11 @@ export const feesJson = z.string().transform((text, ctx): FeeSchedule => {
         (payments[currency] as Record<string, Fee>)[method] = toFee(`payments.${currency}.${method}`, currency, text);
     }
   }
-  const payouts: Record<string, Fee> = { ...DEFAULT_FEES.payouts };
+  const payouts: Record<string, Fee> = { ...base.payouts };
   for (const [currency, text] of Object.entries(parsed.data.payouts ?? {})) {
     if (!CURRENCIES.has(currency)) problems.push(`payouts.${currency}: not a catalog currency`);
     else payouts[currency] = toFee(`payouts.${currency}`, currency, text);
   }
-  if (problems.length > 0) {
-    ctx.addIssue({ code: 'custom', message: problems.join('; ') });
-    return z.NEVER;
-  }
-  return { payments, payouts };
-});
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, schedule: { payments, payouts }, overrides: parsed.data };
+}

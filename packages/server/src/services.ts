@@ -1,6 +1,6 @@
 import type { Config } from './config.js';
 import { loadMasterKeys, secretSealer } from './crypto/master-key.js';
-import type { Db } from './db/db.js';
+import type { Db, Queryable } from './db/db.js';
 import { Nonces } from './modules/auth/service.js';
 import { Balances } from './modules/balances/service.js';
 import { type ChannelRegistry, channelRegistry } from './modules/channels/registry.js';
@@ -10,7 +10,10 @@ import { Merchants } from './modules/merchants/service.js';
 import { type PaymentHooks, Payments } from './modules/payments/service.js';
 import { Payouts } from './modules/payouts/service.js';
 import { PlatformKeys } from './modules/platform-keys/service.js';
-import { PortalAccounts } from './modules/portal/service.js';
+import { Accounts } from './modules/accounts/service.js';
+import { OPERATOR_AUDIENCE, type OperatorRole } from './modules/backoffice/access.js';
+import { PORTAL_AUDIENCE, type Role as PortalRole } from './modules/portal/access.js';
+import { Adjustments } from './modules/adjustments/service.js';
 import { Audit } from './modules/audit/service.js';
 import { Fees } from './modules/fees/service.js';
 import { RejectedRequests } from './modules/rejected-requests/service.js';
@@ -32,8 +35,12 @@ export interface Services {
   readonly payouts: Payouts;
   readonly balances: Balances;
   readonly fees: Fees;
-  /** Merchant portal users, sign-in and sessions. */
-  readonly portal: PortalAccounts;
+  /** Merchant portal users, sign-in and sessions (the accounts module, for the portal's audience). */
+  readonly portal: Accounts<PortalRole>;
+  /** The platform's operators: the back office's accounts (the same module, for its audience). */
+  readonly operators: Accounts<OperatorRole>;
+  /** Balance adjustments: proposed by one operator, booked when another approves. */
+  readonly adjustments: Adjustments;
   /** The audit trail: every change, by whom, hash-chained. */
   readonly audit: Audit;
   /** Sandbox authentication failures, kept for the merchant's portal. */
@@ -60,7 +67,10 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
   const now = options.now ?? Date.now;
   const masterKeys = loadMasterKeys(config, options.masterKey);
   const sealer = secretSealer(masterKeys);
-  const ledger = new Ledger(db, config, now);
+  // A merchant's own fee plan over the platform's table decides what its orders are charged.
+  const fees = new Fees(config, db, now);
+  const feeSchedule = (q: Queryable, merchantId: bigint) => fees.schedule(q, merchantId);
+  const ledger = new Ledger(db, config, now, feeSchedule);
   const extraHooks = options.paymentHooks ?? {};
   // A SUCCEEDED payment credits the merchant in the transaction that moves it (PaymentHooks).
   const paymentHooks: PaymentHooks = {
@@ -89,7 +99,8 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     onDisabled: (tx, merchantId) => portal.endSessions(tx, merchantId),
   });
   const audit = new Audit(db, now);
-  const portal: PortalAccounts = new PortalAccounts(db, config, merchants, audit, sealer, now);
+  const portal: Accounts<PortalRole> = new Accounts(db, config, PORTAL_AUDIENCE, merchants, audit, sealer, now);
+  const operators = new Accounts(db, config, OPERATOR_AUDIENCE, merchants, audit, sealer, now);
   return {
     config,
     db,
@@ -102,11 +113,13 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
     payments: new Payments(db, config, paymentHooks, now, channels),
     nonces,
     ledger,
-    payouts: new Payouts(db, config, ledger, now, channels),
+    payouts: new Payouts(db, config, ledger, now, channels, feeSchedule),
     balances: new Balances(ledger),
-    fees: new Fees(config),
+    fees,
     portal,
+    operators,
     audit,
+    adjustments: new Adjustments(db, ledger, audit, now),
     rejectedRequests: new RejectedRequests(db, (accessKey) => merchants.idOfAnyEnvironment(accessKey), now),
   };
 }

@@ -62,6 +62,8 @@ export interface TestPlatform extends Platform {
   advance(ms: number): void;
   /** The error-level (and worse) lines the platform logged so far, parsed. */
   errorLogs(): readonly Record<string, unknown>[];
+  /** Everything the platform logged, as written (every level only with `captureLog`). */
+  logText(): string;
 }
 
 export interface TestPlatformOptions extends ServiceOptions {
@@ -75,14 +77,19 @@ export interface TestPlatformOptions extends ServiceOptions {
    * fails when the platform logged one. Tests that provoke such a fault on purpose set this.
    */
   readonly expectErrorLogs?: boolean;
+  /** Log at every level (trace) and keep every line raw, for tests of what never reaches the log. */
+  readonly captureLog?: boolean;
 }
 
 /** A pino destination keeping the lines at level error (50) and above. */
 function errorLogCapture() {
   const lines: Record<string, unknown>[] = [];
+  /** Every line as written (only with `captureLog`: the logger then writes every level). */
+  const raw: string[] = [];
   let pending = '';
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
+      raw.push(chunk.toString());
       pending += chunk.toString();
       let end: number;
       while ((end = pending.indexOf('\n')) >= 0) {
@@ -98,7 +105,7 @@ function errorLogCapture() {
       callback();
     },
   });
-  return { stream, lines };
+  return { stream, lines, raw };
 }
 
 /** Starts a platform on 127.0.0.1 with a random port; `close()` also drops its database. */
@@ -130,7 +137,7 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
     ...(loadDataDir ? { loadDataDir } : {}),
     now,
     masterKey: TEST_MASTER_KEY,
-    logger: { level: 'error', stream: errors.stream },
+    logger: { level: options.captureLog ? 'trace' : 'error', stream: errors.stream },
   });
   return {
     ...platform,
@@ -139,6 +146,7 @@ export async function startTestPlatform(options: TestPlatformOptions = {}): Prom
       offset += ms;
     },
     errorLogs: () => errors.lines,
+    logText: () => errors.raw.join(''),
     async close() {
       await platform.close();
       await drop?.();

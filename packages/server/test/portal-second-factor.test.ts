@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { LOCK_MS, MAX_FAILURES_PER_EMAIL } from '../src/modules/portal/service.js';
-import { STEP_UP_MS, TOTP_PERIOD_MS, totpCode } from '../src/modules/portal/second-factor.js';
+import { LOCK_MS, MAX_FAILURES_PER_EMAIL } from '../src/modules/accounts/service.js';
+import { STEP_UP_MS, TOTP_PERIOD_MS, totpCode } from '../src/modules/accounts/second-factor.js';
 import { createMerchant, databases, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
 import { PASSWORD, PortalClient, portalUser } from './portal-harness.js';
 

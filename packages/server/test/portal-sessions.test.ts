@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { PortalSessionInfo as SessionInfo } from '@paygate/wire';
-import { describeDevice } from '../src/modules/portal/service.js';
+import { describeDevice } from '../src/modules/accounts/service.js';
 import { createMerchant, databases, startTestPlatform, type TestPlatform } from './harness.js';
 import { PASSWORD, PortalClient, portalUser } from './portal-harness.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseConfig } from '../src/config.js';
 import { generateMasterKey } from '../src/crypto/master-key.js';
-import { totpCode, TOTP_PERIOD_MS } from '../src/modules/portal/second-factor.js';
+import { totpCode, TOTP_PERIOD_MS } from '../src/modules/accounts/second-factor.js';
 import { type Platform, startPlatform } from '../src/platform.js';
 import { createMerchant, databases, freshPostgres } from './harness.js';
 import { ADMIN_TOKEN, PASSWORD, PortalClient, portalUser } from './portal-harness.js';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { generateSigningKey } from '@paygate/protocol';
 import { buildApp } from '../src/app.js';
-import { LOCK_MS, MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_IP } from '../src/modules/portal/service.js';
+import { LOCK_MS, MAX_FAILURES_PER_EMAIL, MAX_FAILURES_PER_IP } from '../src/modules/accounts/service.js';
 import {
   buildRead,
   createMerchant,

@@ -41,7 +41,14 @@ export const CurrencyRates = component(
 );
 export type CurrencyRates = z.output<typeof CurrencyRates>;
 
-export const TRANSACTION_KINDS = ['payment', 'payout_reserve', 'payout_settle', 'payout_release', 'refund'] as const;
+export const TRANSACTION_KINDS = [
+  'payment',
+  'payout_reserve',
+  'payout_settle',
+  'payout_release',
+  'refund',
+  'adjustment',
+] as const;
 export const LEDGER_ACCOUNTS = ['available', 'reserved'] as const;
 
 /** One posting on one of the merchant's accounts (the platform's own accounts are not shown). */
@@ -52,10 +59,16 @@ export const LedgerEntry = component(
       entryId: z.string(),
       reference: z.string().meta({
         description:
-          'Idempotency reference of the business fact: payment:<orderNo>:succeeded, payout:<orderNo>:reserve|settle|release, refund:<orderNo>',
+          'Idempotency reference of the business fact: payment:<orderNo>:succeeded, payout:<orderNo>:reserve|settle|release, refund:<orderNo>, adjustment:<adjustmentId>',
       }),
       transactionKind: z.enum(TRANSACTION_KINDS),
-      orderNo: z.string(),
+      orderNo: z.string().meta({
+        description: 'The order the posting belongs to; for a balance adjustment by the platform, its adjustmentId',
+      }),
+      reason: z
+        .string()
+        .optional()
+        .meta({ description: "A balance adjustment's reason, as the platform's operators wrote it" }),
       account: z.enum(LEDGER_ACCOUNTS),
       currency: Currency,
       amount: z

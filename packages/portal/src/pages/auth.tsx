@@ -29,7 +29,6 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
   const [email, setEmail] = useState(search.get('email') ?? '');
   const [password, setPassword] = useState('');
   const action = useAction();
-  const justSetUp = search.get('ready') === '1';
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -57,11 +56,6 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
 
   return (
     <AuthCard title="Sign in to the merchant portal">
-      {justSetUp ? (
-        <div className="alert alert-good" role="status">
-          Your password is set. Sign in with it now.
-        </div>
-      ) : null}
       {action.error ? <ErrorAlert error={new Error(signInError(action.error))} /> : null}
       <form onSubmit={(event) => void submit(event)}>
         <Field label="Email">
@@ -106,8 +100,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
   );
 }
 
-/** The page an operator's invitation link opens: `/portal/setup#token=…`. */
-export function SetupPage() {
+/**
+ * The page an invitation link opens: `/portal/setup#token=…`. Setting the password signs the
+ * person in: the page goes on into the portal (or into the second-factor step, when one is needed).
+ */
+export function SetupPage({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   usePageTitle('Set your password');
   const [token] = useState(() => new URLSearchParams(window.location.hash.slice(1)).get('token') ?? '');
   const [password, setPassword] = useState('');
@@ -121,9 +118,13 @@ export function SetupPage() {
       return;
     }
     await action.run(async () => {
-      const { email } = await api.post<{ email: string }>('/setup', { token, password });
+      const session = await api.post<Session>('/setup', { token, password });
+      setCsrfToken(session.csrfToken);
+      setPassword('');
+      setConfirm('');
+      onSignedIn(session);
       // Drop the one-time token from the address bar and history.
-      navigate(`/signin?ready=1&email=${encodeURIComponent(email)}`, { replace: true });
+      navigate('/', { replace: true });
     });
   };
 

@@ -40,6 +40,12 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
         is an owner unless --role says otherwise; for an existing user it works as a password reset
         (the old password works until the link is used) and --role, when given, changes the role
   paygate user list --access-key AK [--json]          the merchant's portal users and their roles
+  paygate operator invite --email E --role admin|support|finance|auditor [--json]
+        prints a one-time back-office setup link (valid 72 h) where the operator sets a password (a
+        second factor follows at first sign-in); for an existing operator it works as a password
+        reset and --role, when given, changes the role (the last admin is never demoted)
+  paygate operator list [--json]                      the back office's operators, their roles and second factor
+  paygate operator remove --email E [--json]          remove an operator and end their sessions (not the last admin)
   paygate audit list [--access-key AK] [--json]       the audit trail (one merchant's with --access-key), oldest first
   paygate audit verify [--json]                       walk the audit trail's hash chain: exit 0 printing the
         number of entries checked, or 1 naming the first entry that breaks it
@@ -381,6 +387,18 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       process.exitCode = 1;
       return;
     }
+    case 'operator invite':
+      return print(
+        await api.call('POST', '/operators', {
+          email: required(values, 'email'),
+          ...(values.role === undefined ? {} : { role: values.role }),
+        }),
+        json,
+      );
+    case 'operator list':
+      return print(await api.call('GET', '/operators'), json);
+    case 'operator remove':
+      return print(await api.call('POST', '/operators/remove', { email: required(values, 'email') }), json);
     case 'user list':
       return print(await api.call('GET', `/merchants/${key('access-key')}/users`), json);
     case 'channels notifications': {

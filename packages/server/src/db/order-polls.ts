@@ -115,3 +115,29 @@ export async function claimDuePolls(
   );
   return result.rows;
 }
+
+/**
+ * What polling waits for at `channel`: its open orders (PENDING or PROCESSING) that polling will
+ * ask about, how many are due now, and the next and the oldest of them (the back office's
+ * channel health).
+ */
+export async function pollBacklog(
+  db: Queryable,
+  table: 'payments' | 'payouts',
+  channel: string,
+  now: number,
+): Promise<{ open: number; due: number; nextPollAt: number | null; oldestOpenSince: number | null }> {
+  const result = await db.query<{ open: bigint; due: bigint; next: Date | null; oldest: Date | null }>(
+    `SELECT count(*)::bigint AS open, count(*) FILTER (WHERE next_poll_at <= $2)::bigint AS due,
+            min(next_poll_at) AS next, min(created_at) AS oldest
+       FROM ${table} WHERE channel = $1 AND status IN ('PENDING', 'PROCESSING') AND next_poll_at IS NOT NULL`,
+    [channel, new Date(now)],
+  );
+  const row = result.rows[0];
+  return {
+    open: Number(row?.open ?? 0),
+    due: Number(row?.due ?? 0),
+    nextPollAt: row?.next?.getTime() ?? null,
+    oldestOpenSince: row?.oldest?.getTime() ?? null,
+  };
+}

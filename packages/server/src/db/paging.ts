@@ -58,7 +58,7 @@ export async function keysetPage<R extends { created_at: Date; id: bigint }>(
   }
   params.push(query.pageSize + 1);
   const result = await db.query<R>(
-    `${query.select} WHERE ${where.join(' AND ')}
+    `${query.select} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY ${alias}created_at DESC, ${alias}id DESC LIMIT $${params.length}`,
     params,
   );
@@ -300,4 +300,49 @@ export async function statusTotals(
     count: Number(r.n),
     amount: formatAmount(r.amount, scaleOf(r.currency)),
   }));
+}
+
+/**
+ * Many merchants' succeeded orders created in [from, to], by merchant and currency: count and
+ * amount (the back office's merchant list). One statement for all.
+ */
+export async function succeededVolumes(
+  db: Queryable,
+  table: 'payments' | 'payouts',
+  merchantIds: readonly bigint[],
+  range: { from: number; to: number },
+): Promise<Map<bigint, { currency: string; count: number; amount: string }[]>> {
+  checkTimeRange(range);
+  const byMerchant = new Map<bigint, { currency: string; count: number; amount: string }[]>(
+    merchantIds.map((id) => [id, []]),
+  );
+  if (merchantIds.length === 0) return byMerchant;
+  const result = await db.query<{ merchant_id: bigint; currency: string; n: bigint; amount: bigint }>(
+    `SELECT merchant_id, currency, count(*)::bigint AS n, sum(amount_minor)::bigint AS amount FROM ${table}
+      WHERE merchant_id = ANY($1::bigint[]) AND status IN ('SUCCEEDED', 'REFUNDED') AND created_at >= $2 AND created_at <= $3
+      GROUP BY merchant_id, currency ORDER BY merchant_id, currency`,
+    [merchantIds.map(String), new Date(range.from), new Date(range.to)],
+  );
+  for (const r of result.rows) {
+    byMerchant.get(r.merchant_id)?.push({
+      currency: r.currency,
+      count: Number(r.n),
+      amount: formatAmount(r.amount, scaleOf(r.currency)),
+    });
+  }
+  return byMerchant;
+}
+
+/** The channels a merchant's orders went through ('sandbox' for the built-in one): how many, the last when. */
+export async function channelsUsed(
+  db: Queryable,
+  table: 'payments' | 'payouts',
+  merchantId: bigint,
+): Promise<{ channel: string; orders: number; lastAt: number }[]> {
+  const result = await db.query<{ channel: string; n: bigint; last: Date }>(
+    `SELECT coalesce(channel, 'sandbox') AS channel, count(*)::bigint AS n, max(created_at) AS last FROM ${table}
+      WHERE merchant_id = $1 GROUP BY 1 ORDER BY 1`,
+    [merchantId],
+  );
+  return result.rows.map((r) => ({ channel: r.channel, orders: Number(r.n), lastAt: r.last.getTime() }));
 }

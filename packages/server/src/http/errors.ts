@@ -11,6 +11,7 @@ import {
 } from '../errors.js';
 import { channelErrors } from '../modules/channels/errors.js';
 import { payoutErrors } from '../modules/payouts/errors.js';
+import { accountErrors } from '../modules/accounts/errors.js';
 import { portalErrors } from '../modules/portal/errors.js';
 import { webhookErrors } from '../modules/webhooks/errors.js';
 
@@ -76,6 +77,7 @@ export const CATALOGUE = mergeCatalogue(
   payoutErrors,
   webhookErrors,
   channelErrors,
+  accountErrors,
   portalErrors,
 );
 

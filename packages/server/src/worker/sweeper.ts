@@ -1,12 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../db/db.js';
 import type { Vacuumed } from '../db/vacuum.js';
+import { purgeExchanges, vacuumExchanges } from '../modules/channels/exchanges.js';
 import { vacuumNotifications } from '../modules/channels/notifications.js';
 import type { Services } from '../services.js';
 
 /**
  * One sweep: expire PENDING payments whose time is up, purge spent nonces, old sandbox
- * rejection records, old portal sign-in attempts and dead portal sessions. Tests call it
+ * rejection records, old sign-in attempts, dead portal and back-office sessions and channel
+ * exchanges past their keeping. Tests call it
  * directly; `startSweeper` only schedules it.
  */
 export async function sweepOnce(services: Services): Promise<{ expired: number; noncesPurged: number }> {
@@ -19,6 +21,8 @@ export async function sweepOnce(services: Services): Promise<{ expired: number; 
   const noncesPurged = await services.nonces.purge();
   await services.rejectedRequests.purge();
   await services.portal.purge();
+  await services.operators.purge();
+  await purgeExchanges(services.db, services.now());
   return { expired, noncesPurged };
 }
 
@@ -39,6 +43,7 @@ export async function vacuumOnce(services: Services): Promise<Vacuumed[]> {
     () => services.rejectedRequests.vacuum(),
     () => services.portal.vacuum(),
     () => vacuumNotifications(services.db),
+    () => vacuumExchanges(services.db),
   ]) {
     done.push(...(await vacuum()));
   }

@@ -14,7 +14,7 @@ import { channelAdminRoutes } from '../channels/routes.js';
 import type { Merchants } from '../merchants/service.js';
 import type { MasterKeyReseal, PlatformKeys } from '../platform-keys/service.js';
 import type { Audit, AuditContext, AuditRecord } from '../audit/service.js';
-import type { PortalAccounts } from '../portal/service.js';
+import type { Accounts } from '../accounts/service.js';
 import type { InTransaction } from '../../db/db.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { parseInput, parseQuery } from '../../validation.js';
@@ -33,6 +33,10 @@ const addKeyInput = z.object({ publicKey: z.string() });
 const retireKeyInput = z.object({ key: z.string() });
 /** POST /merchants/:accessKey/users */
 const inviteInput = z.object({ email: z.string(), role: z.string().optional() });
+/** POST /operators */
+const operatorInviteInput = z.object({ email: z.string(), role: z.string().optional() });
+/** POST /operators/remove */
+const operatorRemoveInput = z.object({ email: z.string() });
 /** POST /events/resend */
 const resendInput = z.object({ eventId: z.string() });
 /** POST /platform-keys/rotate */
@@ -50,7 +54,8 @@ export function tokenMatches(header: string | undefined, token: string): boolean
 export interface AdminServices extends ChannelServices {
   readonly platformKeys: PlatformKeys;
   readonly merchants: Merchants;
-  readonly portal: PortalAccounts;
+  readonly portal: Accounts;
+  readonly operators: Accounts;
   readonly webhooks: Webhooks;
   readonly db: Db;
 
@@ -192,7 +197,7 @@ export function adminRoutes(
       email: invitation.email,
       accessKey: invitation.accessKey,
       role: invitation.role,
-      setupUrl: `${services.config.publicUrl}/portal/setup#token=${invitation.setupToken}`,
+      setupUrl: services.portal.setupUrl(invitation),
       expiresAt: invitation.expiresAt,
       existingUser: invitation.existing,
     });
@@ -200,6 +205,25 @@ export function adminRoutes(
   admin.get('/merchants/:accessKey/users', async (request) => {
     const { accessKey } = parseInput(accessKeyParam, request.params);
     return success(await services.portal.users(accessKey));
+  });
+
+  // The back office's operators (`paygate operator invite|list|remove`): the first admin is invited
+  // here, from the host; the setup link is the command's output and goes nowhere else.
+  admin.post('/operators', async (request) => {
+    const input = parseInput(operatorInviteInput, request.body);
+    const invitation = await services.operators.invite(null, input, operatorContext(request));
+    return success({
+      email: invitation.email,
+      role: invitation.role,
+      setupUrl: services.operators.setupUrl(invitation),
+      expiresAt: invitation.expiresAt,
+      existingOperator: invitation.existing,
+    });
+  });
+  admin.get('/operators', async () => success({ operators: await services.operators.users(null) }));
+  admin.post('/operators/remove', async (request) => {
+    const input = parseInput(operatorRemoveInput, request.body);
+    return success({ operators: await services.operators.remove(null, input, operatorContext(request)) });
   });
 
   admin.post('/events/resend', async (request) => {

@@ -2,9 +2,14 @@ import type { PortalAuditEntry } from '@paygate/wire';
 import type { Db, Queryable } from '../../db/db.js';
 import { canonicalJson, entryHash, GENESIS_HASH } from './chain.js';
 
-/** Who made a change: a portal user (by email), an operator command, or the platform itself. */
+/**
+ * Who made a change: a portal user (by email), an operator (by email when signed in to the back
+ * office; without one for the host's token-based command line), or the platform itself.
+ */
 export type AuditActor =
-  { readonly kind: 'user'; readonly email: string } | { readonly kind: 'operator' } | { readonly kind: 'system' };
+  | { readonly kind: 'user'; readonly email: string }
+  | { readonly kind: 'operator'; readonly email?: string }
+  | { readonly kind: 'system' };
 
 /** Where a change came from: its actor, and the request that carried it, if any. */
 export interface AuditContext {
@@ -29,6 +34,7 @@ export interface AuditRecord {
 /** Filters of a listing; all optional. */
 export interface AuditFilters {
   readonly merchant?: string | undefined;
+  readonly actorKind?: AuditActor['kind'] | undefined;
   readonly actorEmail?: string | undefined;
   readonly action?: string | undefined;
   /** Unix ms, inclusive. */
@@ -108,7 +114,7 @@ export class Audit {
       id: (previous?.id ?? 0n) + 1n,
       at: new Date(this.now()),
       actor_kind: context.actor.kind,
-      actor_email: context.actor.kind === 'user' ? context.actor.email : null,
+      actor_email: context.actor.kind === 'system' ? null : (context.actor.email ?? null),
       action: record.action,
       merchant: record.merchant,
       object: record.object ?? null,
@@ -150,6 +156,7 @@ export class Audit {
       where.push(clause.replace('?', `$${params.length}`));
     };
     if (filters.merchant !== undefined) add('merchant = ?', filters.merchant);
+    if (filters.actorKind !== undefined) add('actor_kind = ?', filters.actorKind);
     if (filters.actorEmail !== undefined) add('actor_email = ?', filters.actorEmail);
     if (filters.action !== undefined) add('action = ?', filters.action);
     if (filters.from !== undefined) add('at >= ?', new Date(filters.from));

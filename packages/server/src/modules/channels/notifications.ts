@@ -248,3 +248,32 @@ export async function listNotifications(
 export function vacuumNotifications(db: Db): Promise<Vacuumed[]> {
   return vacuumTables(db, ['channel_nonces', 'channel_notifications']);
 }
+
+/** The notifications a channel sent about one order, oldest first (the order's story). */
+export async function notificationsOfOrder(
+  db: Pick<Db, 'query'>,
+  orderNo: string,
+): Promise<
+  { channel: string; eventId: string; receivedAt: number; outcome: string; detail: string | null; body: string }[]
+> {
+  const rows = await db.query<{
+    channel: string;
+    event_id: string;
+    received_at: Date;
+    outcome: string;
+    detail: string | null;
+    body: Uint8Array;
+  }>(
+    `SELECT channel, event_id, received_at, outcome, detail, body FROM channel_notifications
+      WHERE order_no = $1 ORDER BY id LIMIT 500`,
+    [orderNo],
+  );
+  return rows.rows.map((r) => ({
+    channel: r.channel,
+    eventId: r.event_id,
+    receivedAt: r.received_at.getTime(),
+    outcome: r.outcome,
+    detail: r.detail,
+    body: Buffer.from(r.body).toString('utf8').slice(0, 8_192),
+  }));
+}

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Connector, ConnectorContext } from './connector.js';
+import { recorded } from './exchanges.js';
 import { pixApiConnector } from './pix-api/pix-api.js';
 import { pspSimConnector } from './psp-sim/psp-sim.js';
 import { sepaSftpConnector } from './sepa-sftp/sepa-sftp.js';
@@ -62,7 +63,12 @@ export function channelRegistry(
   context: Omit<ConnectorContext, 'publicUrl'>,
 ): ChannelRegistry {
   const full = { ...context, publicUrl: config.publicUrl };
-  const configured = config.channels.map((settings) => connectorFor(settings, full));
+  // Every exchange with a configured channel is recorded, the same way for every kind (exchanges.ts).
+  const db = context.db;
+  const configured = config.channels.map((settings) => {
+    const connector = connectorFor(settings, full);
+    return db === undefined ? connector : recorded(connector, db, context.now);
+  });
   return new ChannelRegistry(
     configured,
     config.environment === 'sandbox' ? sandboxConnector(config.publicUrl) : undefined,

@@ -8,7 +8,7 @@ import { afterCommit } from '../../observability/traced-db.js';
 import { keysetPage } from '../../db/paging.js';
 import { CURRENCIES, scaleOf } from '../../catalog.js';
 import { countLedgerPosting } from '../../observability/metrics.js';
-import { paymentFee } from '../../fees.js';
+import { type FeeSchedule, paymentFee } from '../../fees.js';
 
 /** A merchant's money in one currency, in minor units. */
 export interface Balance {
@@ -25,13 +25,14 @@ export const BALANCES = prepared(
 
 /** Merchant accounts: money the merchant may spend, and money held for its open payouts. */
 export const MERCHANT_ACCOUNT_KINDS = ['available', 'reserved'] as const;
-/** Platform accounts, one per currency: fees earned, and what the channel holds for us. */
-export const PLATFORM_ACCOUNT_KINDS = ['fee_revenue', 'channel_clearing'] as const;
+/** Platform accounts, one per currency: fees earned, what the channel holds for us, and corrections by operators. */
+export const PLATFORM_ACCOUNT_KINDS = ['fee_revenue', 'channel_clearing', 'adjustments'] as const;
 export type MerchantAccountKind = (typeof MERCHANT_ACCOUNT_KINDS)[number];
 export type PlatformAccountKind = (typeof PLATFORM_ACCOUNT_KINDS)[number];
 export type AccountKind = MerchantAccountKind | PlatformAccountKind;
 
-export type TransactionKind = 'payment' | 'payout_reserve' | 'payout_settle' | 'payout_release' | 'refund';
+export type TransactionKind =
+  'payment' | 'payout_reserve' | 'payout_settle' | 'payout_release' | 'refund' | 'adjustment';
 
 /** An account: a merchant's (by kind) or the platform's (merchantId null). */
 export type Account =
@@ -59,6 +60,8 @@ export interface Posting {
   readonly orderNo: string;
   readonly currency: string;
   readonly legs: readonly Leg[];
+  /** What a person wrote for the fact (an adjustment's reason); shown to the merchant with the entry. */
+  readonly memo?: string;
 }
 
 export type PostResult =
@@ -92,6 +95,34 @@ export interface EntryFilters {
   to?: number | undefined;
   pageSize: number;
   cursor?: string | undefined;
+}
+
+/** One ledger transaction of an order with every entry (the platform's accounts included). */
+export interface OrderTransaction {
+  readonly transactionId: string;
+  readonly reference: string;
+  readonly kind: TransactionKind;
+  readonly reason?: string;
+  readonly at: number;
+  readonly entries: { account: AccountKind; owner: 'merchant' | 'platform'; currency: string; amount: string }[];
+}
+
+/** The platform's money in one currency (decimal strings). */
+export interface PlatformTotals {
+  readonly currency: string;
+  readonly merchantsAvailable: string;
+  readonly merchantsReserved: string;
+  readonly feesEarned: string;
+  readonly channelClearing: string;
+  readonly adjustments: string;
+}
+
+/** Money moved in a period in one currency. */
+export interface VolumeTotals {
+  readonly currency: string;
+  readonly payments: { readonly count: number; readonly amount: string };
+  readonly payouts: { readonly count: number; readonly amount: string };
+  readonly feesEarned: string;
 }
 
 /** What `audit` found wrong; every list is empty on healthy books. */
@@ -150,6 +181,9 @@ export class Ledger {
     private readonly db: Db,
     private readonly config: Pick<Config, 'fees'>,
     private readonly now: () => number = Date.now,
+    /** A merchant's fee schedule (its own plan over the platform's table), read in the posting's transaction. */
+    private readonly feeSchedule: (q: Queryable, merchantId: bigint) => Promise<FeeSchedule> = async () =>
+      this.config.fees,
   ) {}
 
   /**
@@ -164,9 +198,9 @@ export class Ledger {
     if (total !== 0n || legs.length < 2) throw new Error(`posting ${posting.reference} does not balance`);
 
     const inserted = await tx.query<{ id: bigint }>(
-      `INSERT INTO ledger_transactions (reference, alt_reference, kind, order_no, created_at)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING id`,
-      [posting.reference, posting.altReference ?? null, posting.kind, posting.orderNo, at],
+      `INSERT INTO ledger_transactions (reference, alt_reference, kind, order_no, created_at, memo)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING id`,
+      [posting.reference, posting.altReference ?? null, posting.kind, posting.orderNo, at, posting.memo ?? null],
     );
     const transaction = inserted.rows[0];
     if (!transaction) return { posted: false };
@@ -316,7 +350,7 @@ export class Ledger {
    */
   async creditPayment(tx: Queryable, payment: PaymentPosting): Promise<PostResult> {
     const paid = payment.paid_amount_minor ?? payment.amount_minor;
-    const fee = paymentFee(this.config.fees, payment.currency, payment.method, paid);
+    const fee = paymentFee(await this.feeSchedule(tx, payment.merchant_id), payment.currency, payment.method, paid);
     return this.post(tx, {
       reference: `payment:${payment.order_no}:succeeded`,
       kind: 'payment',
@@ -411,7 +445,8 @@ export class Ledger {
     const net = legs.rows.find((leg) => leg.kind === 'available');
     // A zero fee has no leg (entries are never zero).
     if (net) return { fee: formatAmount(fee?.amount ?? 0n, scale), net: formatAmount(net.amount, scale), booked: true };
-    const expected = paymentFee(this.config.fees, payment.currency, payment.method, payment.amount_minor);
+    const schedule = await this.feeSchedule(this.db, payment.merchant_id);
+    const expected = paymentFee(schedule, payment.currency, payment.method, payment.amount_minor);
     return {
       fee: formatAmount(expected, scale),
       net: formatAmount(payment.amount_minor - expected, scale),
@@ -461,8 +496,9 @@ export class Ledger {
       reference: string;
       kind: TransactionKind;
       order_no: string;
+      memo: string | null;
     }>(this.db, {
-      select: `SELECT e.id, e.amount, e.currency, e.created_at, a.kind AS account, t.reference, t.kind, t.order_no
+      select: `SELECT e.id, e.amount, e.currency, e.created_at, a.kind AS account, t.reference, t.kind, t.order_no, t.memo
                  FROM ledger_entries e
                  JOIN ledger_accounts a ON a.id = e.account_id
                  JOIN ledger_transactions t ON t.id = e.transaction_id`,
@@ -479,6 +515,7 @@ export class Ledger {
         reference: row.reference,
         transactionKind: row.kind,
         orderNo: row.order_no,
+        ...(row.memo === null ? {} : { reason: row.memo }),
         account: row.account,
         currency: row.currency,
         amount: formatAmount(row.amount, scaleOf(row.currency)),
@@ -486,6 +523,162 @@ export class Ledger {
       })),
       nextCursor: page.nextCursor,
     };
+  }
+
+  /**
+   * A balance adjustment approved by the platform's operators: the merchant's available balance
+   * moves by `amountMinor` exactly (signed), against the platform's `adjustments` account, as one
+   * transaction carrying the reason. A debit beyond the available balance is refused by the
+   * database's non-negative check (isInsufficientBalance), and the caller's transaction with it.
+   */
+  async postAdjustment(
+    tx: Queryable,
+    adjustment: {
+      readonly adjustmentId: string;
+      readonly merchantId: bigint;
+      readonly currency: string;
+      readonly amountMinor: bigint;
+      readonly reason: string;
+    },
+    at: Date,
+  ): Promise<PostResult> {
+    const merchant = merchantAccount(adjustment.merchantId, 'available');
+    const platform = platformAccount('adjustments');
+    return this.post(
+      tx,
+      {
+        reference: `adjustment:${adjustment.adjustmentId}`,
+        kind: 'adjustment',
+        orderNo: adjustment.adjustmentId,
+        currency: adjustment.currency,
+        memo: adjustment.reason,
+        legs: [credit(merchant, adjustment.amountMinor), debit(platform, adjustment.amountMinor)],
+      },
+      at,
+    );
+  }
+
+  /**
+   * Every ledger transaction of one order (or adjustment), oldest first, with all its entries,
+   * the platform's accounts included: the order's story in the back office.
+   */
+  async transactionsOf(orderNo: string): Promise<OrderTransaction[]> {
+    const rows = await this.db.query<{
+      id: bigint;
+      reference: string;
+      kind: TransactionKind;
+      memo: string | null;
+      created_at: Date;
+      merchant_id: bigint | null;
+      account: AccountKind;
+      currency: string;
+      amount: bigint;
+    }>(
+      `SELECT t.id, t.reference, t.kind, t.memo, t.created_at, a.merchant_id, a.kind AS account, e.currency, e.amount
+         FROM ledger_transactions t
+         JOIN ledger_entries e ON e.transaction_id = t.id
+         JOIN ledger_accounts a ON a.id = e.account_id
+        WHERE t.order_no = $1
+        ORDER BY t.id, e.id`,
+      [orderNo],
+    );
+    const byId = new Map<bigint, OrderTransaction>();
+    for (const row of rows.rows) {
+      let transaction = byId.get(row.id);
+      if (!transaction) {
+        transaction = {
+          transactionId: row.id.toString(),
+          reference: row.reference,
+          kind: row.kind,
+          ...(row.memo === null ? {} : { reason: row.memo }),
+          at: row.created_at.getTime(),
+          entries: [],
+        };
+        byId.set(row.id, transaction);
+      }
+      transaction.entries.push({
+        account: row.account,
+        owner: row.merchant_id === null ? 'platform' : 'merchant',
+        currency: row.currency,
+        amount: formatAmount(row.amount, scaleOf(row.currency)),
+      });
+    }
+    return [...byId.values()];
+  }
+
+  /**
+   * The platform's money per currency: what merchants hold (available, reserved), what the
+   * platform earned in fees, what the channels hold for it, and the net of operators' corrections.
+   */
+  async platformTotals(): Promise<PlatformTotals[]> {
+    const rows = await this.db.query<{ currency: string; kind: AccountKind; total: bigint }>(
+      'SELECT currency, kind, sum(balance)::bigint AS total FROM ledger_accounts GROUP BY currency, kind ORDER BY currency',
+    );
+    const byCurrency = new Map<string, Record<AccountKind, bigint>>();
+    for (const row of rows.rows) {
+      const totals = byCurrency.get(row.currency) ?? {
+        available: 0n,
+        reserved: 0n,
+        fee_revenue: 0n,
+        channel_clearing: 0n,
+        adjustments: 0n,
+      };
+      totals[row.kind] = row.total;
+      byCurrency.set(row.currency, totals);
+    }
+    return [...byCurrency].map(([currency, totals]) => {
+      const scale = scaleOf(currency);
+      return {
+        currency,
+        merchantsAvailable: formatAmount(totals.available, scale),
+        merchantsReserved: formatAmount(totals.reserved, scale),
+        feesEarned: formatAmount(totals.fee_revenue, scale),
+        channelClearing: formatAmount(totals.channel_clearing, scale),
+        adjustments: formatAmount(totals.adjustments, scale),
+      };
+    });
+  }
+
+  /**
+   * Money moved in [from, to) per currency: payments credited (what payers paid), payouts settled
+   * (what left for payees) and fees earned, each with its count of transactions.
+   */
+  async volume(from: number, to: number): Promise<VolumeTotals[]> {
+    const rows = await this.db.query<{
+      currency: string;
+      kind: TransactionKind;
+      n: bigint;
+      total: bigint;
+      fees: bigint;
+    }>(
+      `SELECT t.kind, e.currency, count(DISTINCT t.id)::bigint AS n,
+              coalesce(sum(e.amount) FILTER (WHERE a.kind = 'channel_clearing'), 0)::bigint AS total,
+              coalesce(sum(e.amount) FILTER (WHERE a.kind = 'fee_revenue'), 0)::bigint AS fees
+         FROM ledger_transactions t
+         JOIN ledger_entries e ON e.transaction_id = t.id
+         JOIN ledger_accounts a ON a.id = e.account_id
+        WHERE t.created_at >= $1 AND t.created_at < $2 AND t.kind IN ('payment', 'payout_settle')
+        GROUP BY t.kind, e.currency`,
+      [new Date(from), new Date(to)],
+    );
+    const byCurrency = new Map<string, { payments: [bigint, bigint]; payouts: [bigint, bigint]; fees: bigint }>();
+    for (const row of rows.rows) {
+      const totals = byCurrency.get(row.currency) ?? { payments: [0n, 0n], payouts: [0n, 0n], fees: 0n };
+      // Payments debit the channel's clearing account (it owes us), settled payouts credit it.
+      if (row.kind === 'payment') totals.payments = [row.n, -row.total];
+      else totals.payouts = [row.n, row.total];
+      totals.fees += row.fees;
+      byCurrency.set(row.currency, totals);
+    }
+    return [...byCurrency].map(([currency, totals]) => {
+      const scale = scaleOf(currency);
+      return {
+        currency,
+        payments: { count: Number(totals.payments[0]), amount: formatAmount(totals.payments[1], scale) },
+        payouts: { count: Number(totals.payouts[0]), amount: formatAmount(totals.payouts[1], scale) },
+        feesEarned: formatAmount(totals.fees, scale),
+      };
+    });
   }
 
   /**

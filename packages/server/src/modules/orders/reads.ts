@@ -8,6 +8,7 @@ import {
   type PageRequest,
   type StatusTotal,
   statusTotals,
+  succeededVolumes,
 } from '../../db/paging.js';
 import { perTurnLoader } from '../../db/per-turn.js';
 import { type SearchFilters, searchOrders, type SearchTable } from '../../db/order-search.js';
@@ -62,6 +63,11 @@ export class OrderReads<Row extends { created_at: Date; id: bigint }, View> {
   ): Promise<{ items: View[]; nextCursor: string | null; total: number }> {
     const page = await searchOrders<Row>(this.db, this.orders, merchantId, filters);
     return { items: page.rows.map((row) => this.view(row)), nextCursor: page.nextCursor, total: page.total };
+  }
+
+  /** Many merchants' succeeded orders created in [from, to], by currency (the back office's merchant list). */
+  volumes(merchantIds: readonly bigint[], range: { from: number; to: number }) {
+    return succeededVolumes(this.db, this.orders.table, merchantIds, range);
   }
 
   /** Orders created in [from, to] by status and currency: count and amount. */

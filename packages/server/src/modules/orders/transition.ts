@@ -12,6 +12,8 @@ import type { StateTable } from './states.js';
 export interface Move<Row, S extends string> {
   readonly kind: 'move';
   readonly to: S;
+  /** Who or what moves the order (recorded with the change, for the order's story). */
+  readonly cause: TransitionCause;
   /** How a refused move reads after "a <status> <noun> cannot": by default `become <to>`. */
   readonly refusal?: string;
   /** Writes the move on the locked row; returns the row as updated. */
@@ -20,6 +22,63 @@ export interface Move<Row, S extends string> {
   readonly post?: (tx: Queryable, updated: Row, now: Date) => Promise<unknown>;
   /** The webhook event a move to a final state announces. */
   readonly event?: (updated: Row) => NewEvent;
+}
+
+/**
+ * Who or what moved an order: the merchant's API, the portal (a merchant's person), the channel
+ * (a notification, polling or a sync), a bank file, the sandbox's helpers, an operator, expiry.
+ */
+export const TRANSITION_CAUSES = [
+  'merchant_api',
+  'portal',
+  'channel',
+  'bank_file',
+  'sandbox',
+  'operator',
+  'expiry',
+] as const;
+export type TransitionCause = (typeof TRANSITION_CAUSES)[number];
+
+/** One recorded state change of an order. */
+export interface TransitionRecord {
+  readonly orderType: OrderType;
+  readonly orderNo: string;
+  readonly merchantId: bigint;
+  readonly from: string;
+  readonly to: string;
+  readonly cause: TransitionCause;
+}
+
+/** Records state changes inside the transaction that makes them (one statement for many). */
+export async function recordTransitions(tx: Queryable, records: readonly TransitionRecord[], at: Date): Promise<void> {
+  if (records.length === 0) return;
+  await tx.query(
+    `INSERT INTO order_transitions (order_type, order_no, merchant_id, from_status, to_status, cause, at)
+     SELECT t.order_type, t.order_no, t.merchant_id, t.from_status, t.to_status, t.cause, $7
+       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[])
+            AS t(order_type, order_no, merchant_id, from_status, to_status, cause)`,
+    [
+      records.map((r) => r.orderType),
+      records.map((r) => r.orderNo),
+      records.map((r) => r.merchantId.toString()),
+      records.map((r) => r.from),
+      records.map((r) => r.to),
+      records.map((r) => r.cause),
+      at,
+    ],
+  );
+}
+
+/** An order's recorded state changes, oldest first. */
+export async function transitionsOf(
+  db: Queryable,
+  orderNo: string,
+): Promise<{ from: string; to: string; cause: TransitionCause; at: number }[]> {
+  const rows = await db.query<{ from_status: string; to_status: string; cause: TransitionCause; at: Date }>(
+    'SELECT from_status, to_status, cause, at FROM order_transitions WHERE order_no = $1 ORDER BY id',
+    [orderNo],
+  );
+  return rows.rows.map((r) => ({ from: r.from_status, to: r.to_status, cause: r.cause, at: r.at.getTime() }));
 }
 
 /** The columns payment and payout rows share, which every order event starts from. */
@@ -79,7 +138,7 @@ export type Decide<Row, S extends string> = (
  * the state table (INVALID_STATE when the table has no such move), updates the row, posts to the
  * ledger and, for a final state, writes the order's event. Either all of it commits or none.
  */
-export async function applyMove<Row extends { status: S }, S extends string>(
+export async function applyMove<Row extends OrderIdentity & { status: S }, S extends string>(
   tx: Queryable,
   states: StateTable<S>,
   row: Row,
@@ -90,6 +149,20 @@ export async function applyMove<Row extends { status: S }, S extends string>(
     throw invalidState(`a ${row.status} ${states.noun} cannot ${move.refusal ?? `become ${move.to}`}`);
   }
   const updated = await move.update(tx, now);
+  await recordTransitions(
+    tx,
+    [
+      {
+        orderType: row.order_no.startsWith('W') ? 'PAYOUT' : 'PAYMENT',
+        orderNo: row.order_no,
+        merchantId: row.merchant_id,
+        from: row.status,
+        to: move.to,
+        cause: move.cause,
+      },
+    ],
+    now,
+  );
   await move.post?.(tx, updated, now);
   if (states.final.has(move.to) && move.event) await writeEvent(tx, move.event(updated), now);
   return updated;
@@ -99,7 +172,13 @@ export async function applyMove<Row extends { status: S }, S extends string>(
  * A state change of one order in one transaction: lock the row (`lock`), let `decide` choose a
  * move or no move, then `applyMove`. Payments and payouts make every state change through here.
  */
-export function transition<Row extends { status: S }, S extends string>(
+/** What every order row has, for recording its moves. */
+export interface OrderIdentity {
+  readonly order_no: string;
+  readonly merchant_id: bigint;
+}
+
+export function transition<Row extends OrderIdentity & { status: S }, S extends string>(
   db: Db,
   states: StateTable<S>,
   lock: (tx: Queryable) => Promise<Row>,

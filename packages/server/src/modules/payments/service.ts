@@ -16,8 +16,8 @@ import { NonceRefused, type RequestNonce } from '../../db/request-nonce.js';
 import { freshNoncesCte } from '../auth/service.js';
 import { perTurnLoader } from '../../db/per-turn.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import type { OrderListFilters, StatusTotal } from '../../db/paging.js';
-import type { SearchFilters, SearchTable } from '../../db/order-search.js';
+import { channelsUsed, type OrderListFilters, type StatusTotal } from '../../db/paging.js';
+import { type SearchAllFilters, searchAllOrders, type SearchFilters, type SearchTable } from '../../db/order-search.js';
 import {
   type ClaimedPoll,
   claimDuePolls,
@@ -25,6 +25,7 @@ import {
   type PollClaim,
   type ServedOrder,
   servedBy,
+  pollBacklog,
 } from '../../db/order-polls.js';
 import { duplicateOrder, type FieldError, invalidState, orderNotFound, validationFailed } from '../../errors.js';
 import { channelUnavailable } from '../channels/errors.js';
@@ -40,7 +41,15 @@ import { ChannelUnavailable, type Connector, type PayerAction } from '../channel
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
 import type { NewEvent } from '../webhooks/outbox.js';
 import { PAYMENT_STATES } from '../orders/states.js';
-import { applyMove, type Decide, type Move, orderEvent, stay, transition } from '../orders/transition.js';
+import {
+  applyMove,
+  type Decide,
+  type Move,
+  orderEvent,
+  stay,
+  transition,
+  type TransitionCause,
+} from '../orders/transition.js';
 
 export { PAYMENT_STATUSES, type PaymentStatus };
 export const isFinalPayment = (status: PaymentStatus) => PAYMENT_STATES.final.has(status);
@@ -525,6 +534,19 @@ export class Payments {
     return this.reads.list(merchantId, filters);
   }
 
+  /** Many merchants' succeeded orders created in [from, to], by currency (the back office's merchant list). */
+  volumes(merchantIds: readonly bigint[], range: { from: number; to: number }) {
+    return this.reads.volumes(merchantIds, range);
+  }
+
+  /**
+   * The back office's search across every merchant (db/order-search.ts, searchAllOrders): rows
+   * newest first, at most `filters.limit`, for the caller to merge with the other order kind's.
+   */
+  searchAll(filters: SearchAllFilters): Promise<PaymentRow[]> {
+    return searchAllOrders<PaymentRow>(this.db, PAYMENT_ORDERS, filters);
+  }
+
   /**
    * The portal's search: payments an order number, merchant order number, payer name or document
    * number, or amount finds (db/order-search.ts), within the list filters, newest first.
@@ -558,6 +580,8 @@ export class Payments {
     also?: InTransaction<{ orderNo: string }>,
     /** The signed request's nonce: recorded by the cancel's transaction, or before the channel is called. */
     nonce?: RequestNonce,
+    /** Who cancels: the merchant's API, or a person in the portal. */
+    cause: Extract<TransitionCause, 'merchant_api' | 'portal'> = 'merchant_api',
   ): Promise<PaymentView> {
     await this.withdrawAtChannel(merchantId, ref, nonce);
     const row = await this.transition(
@@ -567,7 +591,7 @@ export class Payments {
         if (row.status === 'CANCELED') return stay(row);
         // Recorded before the move is applied, in its transaction: a refused move rolls it back.
         await also?.(tx, { orderNo: row.order_no });
-        return this.move(row, 'CANCELED', () => ({}), 'be canceled');
+        return this.move(row, 'CANCELED', cause, () => ({}), 'be canceled');
       },
       nonce,
     );
@@ -641,7 +665,9 @@ export class Payments {
       if (row.channel !== channel) throw notTheChannel('payment', row.channel, channel);
       if (row.status === report.status) return stay(row);
       // The report's fields are checked once the move is known to be allowed.
-      const move = this.move(row, report.status, () => reportChanges(row, report));
+      // The built-in channel's reports are the sandbox's helpers (and its cashier page).
+      const cause = report.status === 'EXPIRED' ? 'expiry' : channel === null ? 'sandbox' : 'channel';
+      const move = this.move(row, report.status, cause, () => reportChanges(row, report));
       await also?.(tx, { orderNo: row.order_no, from: row.status, to: report.status });
       return move;
     });
@@ -665,12 +691,14 @@ export class Payments {
   private move(
     row: PaymentRow,
     status: PaymentStatus,
+    cause: TransitionCause,
     changes: () => Partial<PaymentRow>,
     refusal?: string,
   ): Move<PaymentRow, PaymentStatus> {
     return {
       kind: 'move',
       to: status,
+      cause,
       ...(refusal === undefined ? {} : { refusal }),
       update: async (tx, now) => {
         const set = changes();
@@ -718,7 +746,7 @@ export class Payments {
           tx,
           PAYMENT_STATES,
           row,
-          this.move(row, 'EXPIRED', () => ({})),
+          this.move(row, 'EXPIRED', 'expiry', () => ({})),
           new Date(this.now()),
         );
       }
@@ -738,6 +766,16 @@ export class Payments {
   /** The merchant, channel and state of an order number (channel updates); `undefined` when there is no such order. */
   servedBy(orderNo: string): Promise<ServedOrder | undefined> {
     return servedBy(this.db, 'payments', orderNo);
+  }
+
+  /** The channels the merchant's orders went through, how many and the last when (the back office). */
+  channelsUsed(merchantId: bigint) {
+    return channelsUsed(this.db, 'payments', merchantId);
+  }
+
+  /** What polling waits for at `channel` (the back office's channel health). */
+  pollBacklog(channel: string) {
+    return pollBacklog(this.db, 'payments', channel, this.now());
   }
 
   /** An open (PENDING or PROCESSING) payment of `channel` by the channel's id of it (a pix-api txid). */

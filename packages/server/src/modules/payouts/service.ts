@@ -15,9 +15,16 @@ import {
 import type { Config } from '../../config.js';
 import { type Db, type InTransaction, prepared, type Queryable, sqlState, UNIQUE_VIOLATION } from '../../db/db.js';
 import { type Vacuumed, vacuumTables } from '../../db/vacuum.js';
-import type { OrderListFilters, StatusTotal } from '../../db/paging.js';
-import type { SearchFilters, SearchTable } from '../../db/order-search.js';
-import { type ClaimedPoll, claimDuePolls, type PollClaim, type ServedOrder, servedBy } from '../../db/order-polls.js';
+import { channelsUsed, type OrderListFilters, type StatusTotal } from '../../db/paging.js';
+import { type SearchAllFilters, searchAllOrders, type SearchFilters, type SearchTable } from '../../db/order-search.js';
+import {
+  type ClaimedPoll,
+  claimDuePolls,
+  type PollClaim,
+  type ServedOrder,
+  servedBy,
+  pollBacklog,
+} from '../../db/order-polls.js';
 import {
   DomainError,
   duplicateOrder,
@@ -38,12 +45,20 @@ import { insufficientBalance } from './errors.js';
 import type { RequestNonce } from '../../db/request-nonce.js';
 import { isInsufficientBalance, type Ledger } from '../ledger/service.js';
 import { PAYOUT_STATES } from '../orders/states.js';
-import { applyMove, type Decide, orderEvent, stay, transition } from '../orders/transition.js';
+import {
+  applyMove,
+  type Decide,
+  orderEvent,
+  recordTransitions,
+  stay,
+  transition,
+  type TransitionCause,
+} from '../orders/transition.js';
 import type { BookDay, BookRow } from '../orders/book.js';
 import { notTheChannel } from '../orders/errors.js';
 import { OrderLookups } from '../../db/order-lookups.js';
 import { OrderReads } from '../orders/reads.js';
-import { payoutFee } from '../../fees.js';
+import { type FeeSchedule, payoutFee } from '../../fees.js';
 
 export { PAYOUT_STATUSES, type PayoutStatus };
 
@@ -111,6 +126,7 @@ const PAYOUT_ORDERS: SearchTable = {
   statuses: PAYOUT_STATUSES,
   nameColumn: 'payee_name',
   documentColumn: 'payee_document',
+  accountColumn: 'payee_account_number',
 };
 
 /** Payout orders: create (reserving amount + fee), confirm, update, read, and the channel's moves. */
@@ -130,6 +146,9 @@ export class Payouts {
     private readonly now: () => number = Date.now,
     /** Routing to channels; without it every payout is the built-in sandbox channel's. */
     private readonly channels?: Pick<ChannelRegistry, 'routePayout' | 'get'>,
+    /** A merchant's fee schedule (its own plan over the platform's table). */
+    private readonly feeSchedule: (q: Queryable, merchantId: bigint) => Promise<FeeSchedule> = async () =>
+      this.config.fees,
   ) {
     this.createSchema = createPayoutRequest(webhookUrl(config));
     this.updateSchema = updatePayoutRequest(webhookUrl(config));
@@ -227,7 +246,7 @@ export class Payouts {
     const order = this.parseCreate(input);
     const connector = this.channels?.routePayout(order.currency);
     const channel = connector ? storedChannel(connector) : null;
-    const fee = payoutFee(this.config.fees, order.currency, order.amountMinor);
+    const fee = payoutFee(await this.feeSchedule(this.db, merchantId), order.currency, order.amountMinor);
     const now = new Date(this.now());
     const datePrefix = `W${now.toISOString().slice(0, 10).replaceAll('-', '')}`;
     try {
@@ -326,6 +345,19 @@ export class Payouts {
     return this.reads.list(merchantId, filters);
   }
 
+  /** Many merchants' succeeded orders created in [from, to], by currency (the back office's merchant list). */
+  volumes(merchantIds: readonly bigint[], range: { from: number; to: number }) {
+    return this.reads.volumes(merchantIds, range);
+  }
+
+  /**
+   * The back office's search across every merchant (db/order-search.ts, searchAllOrders): rows
+   * newest first, at most `filters.limit`, for the caller to merge with the other order kind's.
+   */
+  searchAll(filters: SearchAllFilters): Promise<PayoutRow[]> {
+    return searchAllOrders<PayoutRow>(this.db, PAYOUT_ORDERS, filters);
+  }
+
   /**
    * The portal's search: payouts an order number, merchant order number, payee name or document
    * number, or amount finds (db/order-search.ts), within the list filters, newest first.
@@ -370,6 +402,7 @@ export class Payouts {
             : {
                 kind: 'move',
                 to: 'PROCESSING',
+                cause: 'merchant_api',
                 refusal: 'be confirmed',
                 update: (tx, now) =>
                   this.set(
@@ -476,6 +509,7 @@ export class Payouts {
       return {
         kind: 'move',
         to: report.status,
+        cause: causeOf(channel, within),
         update: (tx, now) =>
           this.set(tx, row, 'status = $2, channel_trade_no = $3, updated_at = $4, finalized_at = $5', [
             report.status,
@@ -519,7 +553,7 @@ export class Payouts {
       [reports.map((report) => report.orderNo)],
     );
     const rows = new Map(locked.rows.map((row) => [row.order_no, row]));
-    const moves: { row: PayoutRow; status: 'SUCCEEDED' | 'FAILED'; channelTradeNo: string | null }[] = [];
+    const moves: { row: PayoutRow; from: string; status: 'SUCCEEDED' | 'FAILED'; channelTradeNo: string | null }[] = [];
     for (const report of reports) {
       const row = rows.get(report.orderNo);
       if (!row) outcomes.set(report.orderNo, 'unknown_order');
@@ -530,8 +564,9 @@ export class Payouts {
       else {
         outcomes.set(report.orderNo, 'applied');
         // The order moves once: a second report of it in the same batch finds it moved.
+        const from = row.status;
         row.status = report.status;
-        moves.push({ row, status: report.status, channelTradeNo: report.channelTradeNo ?? row.channel_trade_no });
+        moves.push({ row, from, status: report.status, channelTradeNo: report.channelTradeNo ?? row.channel_trade_no });
       }
     }
     if (moves.length === 0) return outcomes;
@@ -554,6 +589,18 @@ export class Payouts {
     await this.ledger.settleOrReleasePayouts(
       tx,
       updated.rows.map((row) => ({ ...row, status: row.status as 'SUCCEEDED' | 'FAILED' })),
+      now,
+    );
+    await recordTransitions(
+      tx,
+      moves.map((move) => ({
+        orderType: 'PAYOUT' as const,
+        orderNo: move.row.order_no,
+        merchantId: move.row.merchant_id,
+        from: move.from,
+        to: move.status,
+        cause: 'bank_file' as const,
+      })),
       now,
     );
     await writeEvents(tx, updated.rows.map(payoutEvent), now);
@@ -586,6 +633,7 @@ export class Payouts {
         return {
           kind: 'move',
           to: 'REFUNDED',
+          cause: causeOf(channel, within),
           refusal: 'be returned',
           update: (tx, now) =>
             this.set(
@@ -709,6 +757,16 @@ export class Payouts {
     return servedBy(this.db, 'payouts', orderNo);
   }
 
+  /** The channels the merchant's orders went through, how many and the last when (the back office). */
+  channelsUsed(merchantId: bigint) {
+    return channelsUsed(this.db, 'payouts', merchantId);
+  }
+
+  /** What polling waits for at `channel` (the back office's channel health). */
+  pollBacklog(channel: string) {
+    return pollBacklog(this.db, 'payouts', channel, this.now());
+  }
+
   /** A PENDING payout its channel never got (polling found nothing there): no more polls of it. */
   async stopPolling(id: bigint): Promise<void> {
     await this.db.query(`UPDATE payouts SET next_poll_at = NULL WHERE id = $1 AND status = 'PENDING'`, [id]);
@@ -775,4 +833,13 @@ export async function payoutBook(q: Queryable, day: BookDay): Promise<BookRow[]>
     [day.channel, day.from, day.to, day.references],
   );
   return result.rows;
+}
+
+/**
+ * Who moves a payout on a channel's report: the sandbox's helpers (the built-in channel), a bank
+ * file (applied `within` the file's transaction), or the channel (a notification, polling, a sync).
+ */
+function causeOf(channel: string | null, within: Queryable | undefined): TransitionCause {
+  if (within !== undefined) return 'bank_file';
+  return channel === null ? 'sandbox' : 'channel';
 }

@@ -1,7 +1,11 @@
+import { type AccessTable, capabilitiesOf as capabilitiesIn } from '../accounts/access.js';
+import type { Audience } from '../accounts/audience.js';
+
 /**
  * Who may do what in the portal: the roles, what each is allowed, and the one table naming what
  * every route of the portal API needs. The routes' hook (routes.ts) checks a request against it
- * before the handler runs, and a route missing from the table stops the server from starting.
+ * before the handler runs (modules/accounts/routes.ts), and a route missing from the table stops the
+ * server from starting.
  */
 
 export const ROLES = ['owner', 'developer', 'finance', 'viewer'] as const;
@@ -92,24 +96,8 @@ export const ROUTE_ACCESS = {
 
 export type PortalRoute = keyof typeof ROUTE_ACCESS;
 
-/** What a session waiting for its sign-in's second factor may call: nothing else. */
-export const BEFORE_SECOND_FACTOR: readonly PortalRoute[] = [
-  'GET /session',
-  'POST /session/logout',
-  'POST /session/second-factor',
-  'POST /session/second-factor/options',
-];
-
-/** What a person without a second factor may call when the merchant requires one: setting one up. */
-export const WITHOUT_REQUIRED_SECOND_FACTOR: readonly PortalRoute[] = [
-  ...BEFORE_SECOND_FACTOR,
-  'GET /second-factor',
-  'POST /second-factor/totp',
-  'POST /second-factor/totp/confirm',
-  'GET /passkeys',
-  'POST /passkeys/options',
-  'POST /passkeys',
-];
+/** The routes before the second factor, and the public ones: the same for every audience. */
+export { BEFORE_SECOND_FACTOR, PUBLIC_ROUTES, WITHOUT_REQUIRED_SECOND_FACTOR } from '../accounts/access.js';
 
 /**
  * Sensitive changes: a person with a second factor is asked for it again (step-up) when the
@@ -125,27 +113,31 @@ export const STEP_UP_ROUTES: readonly PortalRoute[] = [
   'POST /passkeys/:passkeyId/remove',
 ];
 
-/** The routes anyone may call, signed in or not. */
-export const PUBLIC_ROUTES: readonly string[] = [
-  'POST /session',
-  'POST /setup',
-  'POST /session/passkey/options',
-  'POST /session/passkey',
-];
+/** The portal's door: its route table and roles, as the accounts module's gate checks them. */
+export const PORTAL_ACCESS: AccessTable<Role, Capability> = {
+  file: 'modules/portal/access.ts',
+  routes: ROUTE_ACCESS,
+  capabilityRoles: CAPABILITY_ROLES,
+  what: WHAT,
+  stepUp: STEP_UP_ROUTES,
+};
 
-export function allows(role: Role, capability: Capability): boolean {
-  return CAPABILITY_ROLES[capability].includes(role);
-}
+/** The portal's people: a merchant's teammates, their roles, cookie and sessions. */
+export const PORTAL_AUDIENCE: Audience<Role> = {
+  name: 'portal',
+  roles: ROLES,
+  keeperRole: 'owner',
+  defaultRole: 'owner',
+  ofMerchant: true,
+  sessionMaxMs: 12 * 3_600_000,
+  sessionIdleMs: 2 * 3_600_000,
+  secondFactor: 'merchant-setting',
+  cookie: { name: 'paygate_portal', path: '/portal' },
+  setupPath: '/portal/setup',
+  actor: (email) => ({ kind: 'user', email }),
+  issuer: (merchantName) => `Paygate (${merchantName ?? 'portal'})`,
+  invitedTo: (merchantName) => `the Paygate merchant portal of ${merchantName ?? 'a merchant'}`,
+};
 
 /** The capabilities a role holds, for the web app (which hides what the role cannot use). */
-export function capabilitiesOf(role: Role): Capability[] {
-  return (Object.keys(CAPABILITY_ROLES) as Capability[]).filter((capability) => allows(role, capability));
-}
-
-/** The refusal's plain reason: which roles may, and what. */
-export function refusalReason(role: Role, capability: Capability): string {
-  const roles = CAPABILITY_ROLES[capability];
-  const named =
-    roles.length === 1 ? `the ${roles[0]} role` : `the ${roles.slice(0, -1).join(', ')} or ${roles.at(-1)} role`;
-  return `you have the ${role} role: it takes ${named} to ${WHAT[capability]}`;
-}
+export const capabilitiesOf = (role: Role): Capability[] => capabilitiesIn(PORTAL_ACCESS, role);

@@ -1,36 +1,21 @@
 import type { Credentials, Overview, PortalSession as SessionView, RecoverResult } from '@paygate/wire';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DomainError, validationFailed } from '../../errors.js';
 import { success } from '../../http/errors.js';
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/db.js';
 import { rawTarget } from '../../http/merchant-api.js';
-import { strictJsonBodies } from '../../http/strict-json.js';
 import { checkTimeRange, listQuery, merchantOrderNo, parseInput, parseQuery, unixMsParam } from '../../validation.js';
 import type { Balances } from '../balances/service.js';
 import { MAX_ACTIVE_KEYS, type Merchants } from '../merchants/service.js';
 import type { PlatformKeys } from '../platform-keys/service.js';
 import type { RejectedRequests } from '../rejected-requests/service.js';
 import type { Audit, AuditContext } from '../audit/service.js';
-import {
-  allows,
-  BEFORE_SECOND_FACTOR,
-  type Capability,
-  capabilitiesOf,
-  type PortalRoute,
-  PUBLIC_ROUTES,
-  refusalReason,
-  ROLES,
-  ROUTE_ACCESS,
-  STEP_UP_ROUTES,
-  WITHOUT_REQUIRED_SECOND_FACTOR,
-} from './access.js';
-import { STEP_UP_MS } from './second-factor.js';
-import { portalErrors } from './errors.js';
-import { sendInvitation } from './mail.js';
-import { type ClientInfo, type PortalAccounts, type PortalSession, sameToken, userContext } from './service.js';
-import { readCookie, sessionCookie } from './cookies.js';
+import { accountApi, sessionOf as accountSessionOf } from '../accounts/routes.js';
+import type { AccountMerchant, AccountSession, Accounts } from '../accounts/service.js';
+import { sendInvitation } from '../accounts/mail.js';
+import { capabilitiesOf, PORTAL_ACCESS, type Role, ROLES } from './access.js';
 import { csvRow } from './csv.js';
 import { RESEND_FAILED_MAX } from '../webhooks/service.js';
 import { SEARCH_MAX } from '../../db/order-search.js';
@@ -38,61 +23,21 @@ import { CURRENCIES } from '../../catalog.js';
 import { PAYOUT_REPORT_HEADER, payoutReportRow } from './reports.js';
 import { assertOrderNo, type OrderPageServices, paymentDetail, payoutDetail, refFromText } from './orders.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    portalSession: PortalSession | null;
-  }
-  interface FastifyContextConfig {
-    /** What a portal API route needs (access.ts's ROUTE_ACCESS), set when the route is added. */
-    capability?: Capability;
-    /** The route's `METHOD /path`, as ROUTE_ACCESS names it. */
-    portalRoute?: PortalRoute;
-  }
-}
+/** A portal session: a merchant's person, acting for that merchant. */
+export type PortalSession = AccountSession<Role> & { readonly merchant: AccountMerchant };
 
 /** The services the portal's API uses. */
 export interface PortalServices extends OrderPageServices {
   readonly config: Config;
   /** Milliseconds since the epoch. */
   readonly now: () => number;
-  readonly portal: PortalAccounts;
+  /** The portal's people (the accounts module, for the portal audience). */
+  readonly portal: Accounts<Role>;
   readonly platformKeys: PlatformKeys;
   readonly merchants: Merchants;
   readonly balances: Balances;
   readonly rejectedRequests: RejectedRequests;
   readonly audit: Audit;
-}
-
-/** The header state-changing requests carry the session's CSRF token in. */
-export const CSRF_HEADER = 'x-csrf-token';
-
-/**
- * The session cookie: `__Host-` prefixed (Secure, Path=/, no Domain: no other host or path can
- * set or shadow it) when the portal is served over https; otherwise Path=/portal.
- */
-export function sessionCookieSpec(publicUrl: string): { name: string; path: string; secure: boolean } {
-  return publicUrl.startsWith('https:')
-    ? { name: '__Host-paygate_portal', path: '/', secure: true }
-    : { name: 'paygate_portal', path: '/portal', secure: false };
-}
-
-/**
- * Cross-site request refusal for every non-GET request, before its body is read: a browser
- * always sends `Origin` on such requests, and it must be this server's (the public URL's, or
- * the one the request was addressed to). Without `Origin`, `Sec-Fetch-Site` must not say
- * cross-site. Clients that send neither are not browsers, so not CSRF victims.
- */
-function checkOrigin(request: FastifyRequest, publicUrl: string): void {
-  const origin = request.headers.origin;
-  if (origin !== undefined) {
-    const allowed = [new URL(publicUrl).origin, `${request.protocol}://${request.headers.host ?? ''}`];
-    if (!allowed.includes(origin)) throw new DomainError('CSRF_REJECTED', 'cross-origin request refused');
-    return;
-  }
-  const site = request.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-    throw new DomainError('CSRF_REJECTED', 'cross-site request refused');
-  }
 }
 
 // List filters are the merchant API's (parseQuery: unknown, repeated and empty parameters are
@@ -141,147 +86,43 @@ const reportQuery = z.object({
 /** Rows a CSV export holds at most; the portal says so next to the button. */
 export const EXPORT_MAX_ROWS = 50_000;
 
-/** The portal's authentication failure: unlike the merchant API's, it says what to do. */
-const signInFirst = () => new DomainError('UNAUTHORIZED', 'sign in first');
+/** The session of a request inside the authenticated scope: a portal session always has its merchant. */
+const sessionOf = (request: FastifyRequest) => accountSessionOf(request) as PortalSession;
 
-/** The session of a request inside the authenticated scope. */
-function sessionOf(request: FastifyRequest): PortalSession {
-  if (!request.portalSession) throw signInFirst();
-  return request.portalSession;
-}
-
-/** What a request tells about its client, for sessions and the audit trail. */
-export function clientOf(request: FastifyRequest): ClientInfo {
-  const agent = request.headers['user-agent'];
-  return { ip: request.ip, userAgent: agent?.slice(0, 512), requestId: request.id };
-}
-
-/** The audit context of the signed-in person making `request`. */
-export function actorOf(request: FastifyRequest): AuditContext {
-  return userContext(sessionOf(request).email, clientOf(request));
-}
-
-/** The `METHOD /path` of a route under the portal API, as ROUTE_ACCESS names it. */
-function routeKey(method: string, url: string, prefix: string): string {
-  return `${method === 'HEAD' ? 'GET' : method} ${url.slice(prefix.length) || '/'}`;
-}
+/** The audit context of the signed-in person making `request`: a portal user, by email. */
+const actorOf = (request: FastifyRequest): AuditContext => ({
+  actor: { kind: 'user', email: sessionOf(request).email },
+  ip: request.ip,
+  requestId: request.id,
+});
 
 /**
  * The portal's JSON API under `/portal/api`, for the portal web app only: cookie sessions, CSRF
  * tokens, and every read and write scoped to the session's merchant. It calls the same services
  * as the merchant API; another merchant's order is ORDER_NOT_FOUND, exactly like an unknown one.
  */
-export function portalApiRoutes(api: FastifyInstance, services: PortalServices): void {
+export async function portalApiRoutes(api: FastifyInstance, services: PortalServices): Promise<void> {
   const { portal, config } = services;
-  const cookie = sessionCookieSpec(config.publicUrl);
-  const setSession = (reply: FastifyReply, token: string, maxAgeMs: number) =>
-    reply.header('set-cookie', sessionCookie(cookie.name, token, { ...cookie, maxAge: maxAgeMs / 1000 }));
-  const clearSession = (reply: FastifyReply) =>
-    reply.header('set-cookie', sessionCookie(cookie.name, '', { ...cookie, maxAge: 0 }));
-  const sessionView = (session: PortalSession): SessionView => ({
-    email: session.email,
-    role: session.role,
-    capabilities: capabilitiesOf(session.role),
-    secondFactor: session.secondFactor,
-    merchant: {
-      name: session.merchant.name,
-      accessKey: session.merchant.accessKey,
-      environment: session.merchant.environment,
-    },
-    expiresAt: session.expiresAt,
-    csrfToken: session.csrfToken,
-  });
-
-  api.decorateRequest('portalSession', null);
-  strictJsonBodies(api);
-  api.setNotFoundHandler(async () => {
-    throw new DomainError('NOT_FOUND', 'no such endpoint');
-  });
-  api.addHook('onRequest', async (request, reply) => {
-    reply.header('cache-control', 'no-store');
-    if (request.method !== 'GET' && request.method !== 'HEAD') checkOrigin(request, config.publicUrl);
-  });
-
-  // Public: sign-in and the invitation's password setup.
-  api.post('/session', async (request, reply) => {
-    const { token, session } = await portal.signIn(request.body, clientOf(request));
-    setSession(reply, token, session.expiresAt - services.now());
-    return success(sessionView(session));
-  });
-  api.post('/setup', async (request) => success(await portal.acceptInvitation(request.body, clientOf(request))));
-  // A sign-in with a passkey alone (WebAuthn, a discoverable credential chosen in the browser).
-  api.post('/session/passkey/options', async (request) => {
-    parseInput(emptyBody, request.body);
-    return success(await portal.passkeyAuthenticationOptions());
-  });
-  api.post('/session/passkey', async (request, reply) => {
-    const { token, session } = await portal.signInWithPasskey(request.body, clientOf(request));
-    setSession(reply, token, session.expiresAt - services.now());
-    return success(sessionView(session));
-  });
-
-  api.register(async (auth) => {
-    // Every route of this scope says what it needs, in ROUTE_ACCESS alone: a route missing from
-    // it stops the server from starting; a request is checked before its body is even read.
-    auth.addHook('onRoute', (route) => {
-      for (const method of [route.method].flat()) {
-        const key = routeKey(method, route.url, route.prefix);
-        const capability = (ROUTE_ACCESS as Record<string, Capability>)[key];
-        if (capability === undefined) {
-          if (PUBLIC_ROUTES.includes(key)) throw new Error(`${key} is public: register it outside the session scope`);
-          throw new Error(`portal route ${key} has no entry in ROUTE_ACCESS (modules/portal/access.ts)`);
-        }
-        route.config = { ...route.config, capability, portalRoute: key as PortalRoute };
-      }
-    });
-    auth.addHook('onRequest', async (request, reply) => {
-      const token = readCookie(request.headers.cookie, cookie.name);
-      const session = token ? await portal.session(token) : undefined;
-      if (!session) {
-        if (token) clearSession(reply);
-        throw signInFirst();
-      }
-      if (request.method !== 'GET' && request.method !== 'HEAD') {
-        const presented = request.headers[CSRF_HEADER];
-        if (typeof presented !== 'string' || !sameToken(presented, session.csrfToken)) {
-          throw new DomainError('CSRF_REJECTED', `state-changing requests need the session's ${CSRF_HEADER} header`);
-        }
-      }
-      request.portalSession = session;
-      const { capability, portalRoute } = request.routeOptions.config;
-      if (capability === undefined || portalRoute === undefined) throw new DomainError('NOT_FOUND', 'no such endpoint');
-      const factor = session.secondFactor;
-      if (factor.pending && !BEFORE_SECOND_FACTOR.includes(portalRoute)) {
-        throw new DomainError(
-          'SECOND_FACTOR_REQUIRED',
-          'enter the code of your authenticator app (or a recovery code) first',
-        );
-      }
-      if (factor.required && !factor.enabled && !WITHOUT_REQUIRED_SECOND_FACTOR.includes(portalRoute)) {
-        throw new DomainError(
-          'SECOND_FACTOR_REQUIRED',
-          'your merchant requires a second factor: set up an authenticator app first',
-        );
-      }
-      if (!allows(session.role, capability)) {
-        throw new DomainError('FORBIDDEN', refusalReason(session.role, capability));
-      }
-      if (
-        factor.enabled &&
-        STEP_UP_ROUTES.includes(portalRoute) &&
-        (factor.checkedAt === null || services.now() - factor.checkedAt > STEP_UP_MS)
-      ) {
-        throw new DomainError('STEP_UP_REQUIRED', portalErrors.STEP_UP_REQUIRED.message);
-      }
-    });
-
-    auth.get('/session', async (request) => success(sessionView(sessionOf(request))));
-    auth.post('/session/logout', async (request, reply) => {
-      await portal.signOut(sessionOf(request), actorOf(request));
-      clearSession(reply);
-      return success({ signedOut: true });
-    });
-
+  const sessionView = (session: AccountSession<Role>): SessionView => {
+    const { merchant } = session as PortalSession;
+    return {
+      email: session.email,
+      role: session.role,
+      capabilities: capabilitiesOf(session.role),
+      secondFactor: session.secondFactor,
+      merchant: { name: merchant.name, accessKey: merchant.accessKey, environment: merchant.environment },
+      expiresAt: session.expiresAt,
+      csrfToken: session.csrfToken,
+    };
+  };
+  const door = {
+    accounts: portal,
+    access: PORTAL_ACCESS,
+    publicUrl: config.publicUrl,
+    now: services.now,
+    view: sessionView,
+  };
+  await accountApi(api, door, (auth) => {
     // Credentials: the access key, the merchant's public keys, the platform's public keys.
     const credentials = async (session: PortalSession): Promise<Credentials> => {
       const body = await services.platformKeys.activeBodyKey();
@@ -533,12 +374,17 @@ function registerOrderActionRoutes(auth: FastifyInstance, services: PortalServic
     const orderNo = orderNoOf(request, 'PAYMENT');
     const { merchant } = sessionOf(request);
     return success(
-      await payments.cancel(merchant.id, { orderNo }, (tx, canceled) =>
-        services.audit.record(tx, actorOf(request), {
-          action: 'order.canceled',
-          merchant: merchant.accessKey,
-          object: canceled.orderNo,
-        }),
+      await payments.cancel(
+        merchant.id,
+        { orderNo },
+        (tx, canceled) =>
+          services.audit.record(tx, actorOf(request), {
+            action: 'order.canceled',
+            merchant: merchant.accessKey,
+            object: canceled.orderNo,
+          }),
+        undefined,
+        'portal',
       ),
     );
   });
@@ -637,61 +483,16 @@ const auditQuery = z.object({
 const AUDIT_PARAMETERS = ['person', 'action', 'from', 'to'];
 /** Entries the portal's audit page shows at most (the newest); the CSV export holds up to EXPORT_MAX_ROWS. */
 export const AUDIT_PAGE_MAX = 500;
-const sessionParam = z.object({ sessionId: z.string().max(20) });
 /** An invitation from the portal: the role is said, not defaulted. */
 const portalInviteBody = z.object({ email: z.string().max(254), role: z.enum(ROLES) }).strict();
 
 /**
- * The person's own account (their sessions, their password), the merchant's people (invite,
- * change a role, remove) and its audit trail.
+ * The merchant's security setting, its people (invite, change a role, remove) and its audit
+ * trail; the person's own account (sessions, password, second factor) is the accounts module's.
  */
 function registerAccountRoutes(auth: FastifyInstance, services: PortalServices): void {
   const { portal, audit, config } = services;
 
-  auth.get('/sessions', async (request) => success(await portal.sessions(sessionOf(request))));
-  auth.post('/sessions/:sessionId/end', async (request) => {
-    const { sessionId } = parseInput(sessionParam, request.params);
-    parseInput(emptyBody, request.body);
-    await portal.endSession(sessionOf(request), sessionId, actorOf(request));
-    return success(await portal.sessions(sessionOf(request)));
-  });
-  auth.post('/password', async (request) =>
-    success(await portal.changePassword(sessionOf(request), request.body, actorOf(request))),
-  );
-
-  // The second factor: the sign-in's code (and step-up's), setting up TOTP, removing it.
-  auth.post('/session/second-factor', async (request) => {
-    await portal.checkSecondFactor(sessionOf(request), request.body, clientOf(request));
-    return success({ checked: true });
-  });
-  auth.post('/session/second-factor/options', async (request) => {
-    parseInput(emptyBody, request.body);
-    return success(await portal.passkeyAuthenticationOptions(sessionOf(request)));
-  });
-  auth.get('/second-factor', async (request) => success(await portal.secondFactorStatus(sessionOf(request))));
-  auth.get('/passkeys', async (request) => success(await portal.passkeys(sessionOf(request))));
-  auth.post('/passkeys/options', async (request) => {
-    parseInput(emptyBody, request.body);
-    return success(await portal.passkeyRegistrationOptions(sessionOf(request)));
-  });
-  auth.post('/passkeys', async (request) =>
-    success(await portal.registerPasskey(sessionOf(request), request.body, clientOf(request))),
-  );
-  auth.post('/passkeys/:passkeyId/remove', async (request) => {
-    const { passkeyId } = parseInput(z.object({ passkeyId: z.string().max(20) }), request.params);
-    return success(await portal.removePasskey(sessionOf(request), passkeyId, clientOf(request)));
-  });
-  auth.post('/second-factor/totp', async (request) => {
-    parseInput(emptyBody, request.body);
-    return success(await portal.startTotp(sessionOf(request), actorOf(request)));
-  });
-  auth.post('/second-factor/totp/confirm', async (request) =>
-    success(await portal.confirmTotp(sessionOf(request), request.body, clientOf(request))),
-  );
-  auth.post('/second-factor/remove', async (request) => {
-    await portal.removeSecondFactor(sessionOf(request), request.body, clientOf(request));
-    return success({ removed: true });
-  });
   auth.get('/security', async (request) => success({ requireSecondFactor: sessionOf(request).secondFactor.required }));
   auth.post('/security', async (request) =>
     success(await portal.setRequireSecondFactor(sessionOf(request).merchant, request.body, actorOf(request))),
@@ -705,16 +506,15 @@ function registerAccountRoutes(auth: FastifyInstance, services: PortalServices):
     const { merchant } = sessionOf(request);
     const body = parseInput(portalInviteBody, request.body);
     const invitation = await portal.invite(merchant.accessKey, body, actorOf(request), true);
-    const setupUrl = `${config.publicUrl}/portal/setup#token=${invitation.setupToken}`;
-    // As with `paygate user invite`, the link goes to the log; and by email when SMTP is configured.
-    request.log.info({ email: invitation.email, setupUrl }, 'portal invitation');
+    // The setup link is a credential: it goes to the person invited, by email when SMTP is
+    // configured, and nowhere else (not to the inviter, not to the log).
     let emailed = false;
     try {
       emailed = await sendInvitation(config, {
         to: invitation.email,
-        merchantName: merchant.name,
+        invitedTo: portal.audience.invitedTo(merchant.name),
         role: invitation.role,
-        setupUrl,
+        setupUrl: portal.setupUrl(invitation),
         expiresAt: invitation.expiresAt,
       });
     } catch (error) {

@@ -246,6 +246,96 @@ export class Webhooks extends WebhookDelivery {
     return this.view(row);
   }
 
+  /**
+   * Every merchant's events (or one merchant's), newest first, by delivery status, order type and
+   * creation time, with a cursor: the back office's view of deliveries failing across merchants.
+   * Each item carries its merchant's id and its attempts.
+   */
+  async listAll(
+    filters: Omit<EventFilters, 'orderNo'> & { readonly merchantId?: bigint | undefined },
+  ): Promise<{ items: (EventView & { merchantId: bigint })[]; nextCursor: string | null }> {
+    checkEventFilters(filters);
+    const page = await keysetPage<EventRow>(this.db, {
+      select: 'SELECT * FROM events',
+      equals: {
+        merchant_id: filters.merchantId,
+        delivery_status: filters.status,
+        order_type: filters.orderType,
+        status: filters.orderStatus,
+      },
+      from: filters.from,
+      to: filters.to,
+      cursor: filters.cursor,
+      pageSize: filters.pageSize,
+    });
+    const attempts = await this.attempts(page.rows.map((row) => row.event_id));
+    return {
+      items: page.rows.map((row) => ({
+        ...this.view(row),
+        attemptLog: attempts.get(row.event_id) ?? [],
+        merchantId: row.merchant_id,
+      })),
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  /**
+   * The replay of a merchant's failed deliveries (decisions.md, `POST /backoffice/api/events/replay`):
+   * every event of the merchant created in [from, to) whose delivery ended without a 2xx, made due
+   * again with one more attempt each (same eventId and body; each attempt is signed afresh).
+   * Answers how many, written with `also` in one transaction.
+   */
+  async replayFailed(
+    merchantId: bigint,
+    range: { from: number; to: number },
+    also?: InTransaction<{ count: number }>,
+  ): Promise<{ count: number }> {
+    checkTimeRange(range);
+    const now = new Date(this.now());
+    return this.db.transaction(async (tx) => {
+      const replayed = await tx.query(
+        `UPDATE events SET ${RESEND_SET}
+          WHERE merchant_id = $1 AND delivery_status = 'failed' AND created_at >= $3 AND created_at < $4`,
+        [merchantId, now, new Date(range.from), new Date(range.to)],
+      );
+      const count = replayed.rowCount ?? 0;
+      await also?.(tx, { count });
+      return { count };
+    });
+  }
+
+  /**
+   * A merchant's webhook delivery health: of the events created since `since`, how many were
+   * delivered and how many failed for good (the failure rate is failed over both), how many wait,
+   * and its oldest event not delivered yet (pending or failed, at any time).
+   */
+  async health(merchantId: bigint, since: number) {
+    const counts = await this.db.query<{ delivered: bigint; failed: bigint; pending: bigint }>(
+      `SELECT count(*) FILTER (WHERE delivery_status = 'delivered')::bigint AS delivered,
+              count(*) FILTER (WHERE delivery_status = 'failed')::bigint AS failed,
+              count(*) FILTER (WHERE delivery_status = 'pending')::bigint AS pending
+         FROM events WHERE merchant_id = $1 AND created_at >= $2`,
+      [merchantId, new Date(since)],
+    );
+    const oldest = await this.db.query<EventRow>(
+      `SELECT * FROM events WHERE merchant_id = $1 AND delivery_status IN ('pending', 'failed')
+        ORDER BY created_at, id LIMIT 1`,
+      [merchantId],
+    );
+    const row = counts.rows[0];
+    const delivered = Number(row?.delivered ?? 0);
+    const failed = Number(row?.failed ?? 0);
+    const first = oldest.rows[0];
+    return {
+      since,
+      delivered,
+      failed,
+      pending: Number(row?.pending ?? 0),
+      failureRate: delivered + failed === 0 ? 0 : failed / (delivered + failed),
+      oldestUndelivered: first === undefined ? null : this.view(first),
+    };
+  }
+
   /** Pending events and the age of the oldest due one, for metrics. */
   async queueStats(): Promise<{ pending: number; oldestPendingAgeSeconds: number }> {
     const result = await this.db.query<{ pending: bigint; oldest: Date | null }>(

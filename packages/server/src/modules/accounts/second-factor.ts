@@ -1,4 +1,4 @@
-/** The portal's second factor: TOTP (RFC 6238) codes and single-use recovery codes. */
+/** The second factor of portal and back-office accounts: TOTP (RFC 6238) codes and single-use recovery codes. */
 import { createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { toDataURL } from 'qrcode';
@@ -14,9 +14,9 @@ export const STEP_UP_MS = 5 * 60_000;
 export const newTotpSecret = (): Buffer => randomBytes(20);
 
 /** What an authenticator app is shown: the otpauth:// URI, as a QR code and as text. */
-export async function enrollment(secret: Buffer, email: string, merchantName: string) {
+export async function enrollment(secret: Buffer, email: string, issuer: string) {
   const totp = new TOTP({
-    issuer: `Paygate (${merchantName})`,
+    issuer,
     label: email,
     secret: new Secret({ buffer: new Uint8Array(secret).buffer }),
     algorithm: 'SHA1',
