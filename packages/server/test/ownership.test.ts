@@ -34,6 +34,9 @@ const OWNERS: Readonly<Record<string, string>> = {
   sepa_files: 'modules/channels/',
   sepa_file_payouts: 'modules/channels/',
   sepa_inbox: 'modules/channels/',
+  sepa_statuses: 'modules/channels/',
+  sepa_batch_bookings: 'modules/channels/',
+  sepa_credits: 'modules/channels/',
 
   audit_entries: 'modules/audit/',
 };
