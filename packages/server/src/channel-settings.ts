@@ -200,7 +200,8 @@ const sepaSftp = z
       .array(method)
       .refine(
         (methods) =>
-          methods.length === 0 || (methods.length === 1 && methods[0]?.currency === 'EUR' && methods[0].code === 'SEPA'),
+          methods.length === 0 ||
+          (methods.length === 1 && methods[0]?.currency === 'EUR' && methods[0].code === 'SEPA'),
         'a sepa-sftp channel takes payments by bank transfer in EUR only: methods must be [] or [{"currency": "EUR", "code": "SEPA"}]',
       )
       .default([]),

@@ -72,7 +72,11 @@ export async function sepaChannelHealth(
     openBatch:
       unbatched === undefined
         ? null
-        : { payouts: unbatched.count, openedAt: unbatched.oldest.getTime(), ...batchClose(unbatched.oldest.getTime(), settings) },
+        : {
+            payouts: unbatched.count,
+            openedAt: unbatched.oldest.getTime(),
+            ...batchClose(unbatched.oldest.getTime(), settings),
+          },
     filesToUpload: Number(row?.to_upload ?? 0),
     lastUploadError: row?.last_error ?? null,
     oldestUnacknowledgedSeconds: row?.oldest ? Math.max(0, (now - row.oldest.getTime()) / 1000) : 0,

@@ -191,7 +191,9 @@ function entryKey(entry: CamtEntry, transaction: CamtTransaction | undefined, in
   // No reference from the bank: the same entry in a notification and a statement reads into the
   // same record, so its digest is the same too.
   const { accountIban: _iban, ...rest } = entry;
-  return `sha256:${createHash('sha256').update(JSON.stringify([rest, index])).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify([rest, index]))
+    .digest('hex')}`;
 }
 
 /** Applies one parsed bank file inside its transaction. */
@@ -360,7 +362,11 @@ class FileApplier {
       const isReturn =
         entry.creditDebit === 'CRDT' && code?.domain === 'PMNT' && code.family === 'ICDT' && code.subFamily === 'RRTN';
       if (entry.creditDebit === 'CRDT' && !isReturn) continue;
-      if (!isReturn && (entry.batches ?? []).length > 0 && entry.transactions.every((t) => t.endToEndId === undefined)) {
+      if (
+        !isReturn &&
+        (entry.batches ?? []).length > 0 &&
+        entry.transactions.every((t) => t.endToEndId === undefined)
+      ) {
         await this.batchBooking(entry, eventId);
         continue;
       }
@@ -437,7 +443,13 @@ class FileApplier {
     let sum = 0n;
     for (const batch of batches) {
       const file = (
-        await this.tx.query<{ id: bigint; msg_id: string; pmt_inf_id: string | null; transactions: number; ctrl_sum_minor: bigint }>(
+        await this.tx.query<{
+          id: bigint;
+          msg_id: string;
+          pmt_inf_id: string | null;
+          transactions: number;
+          ctrl_sum_minor: bigint;
+        }>(
           `SELECT id, msg_id, pmt_inf_id, transactions, ctrl_sum_minor FROM sepa_files
             WHERE channel = $1 AND (msg_id = $2 OR ($2 IS NULL AND pmt_inf_id = $3))`,
           [this.connector.name, batch.msgId ?? null, batch.paymentInformationId ?? null],
@@ -449,8 +461,12 @@ class FileApplier {
           : batches.length === 1
             ? entryMinor
             : undefined;
-      if (!file) reason = `the batch names no file of this channel (MsgId ${batch.msgId ?? '-'}, PmtInfId ${batch.paymentInformationId ?? '-'})`;
-      else if (batch.paymentInformationId !== undefined && batch.paymentInformationId !== (file.pmt_inf_id ?? file.msg_id)) {
+      if (!file)
+        reason = `the batch names no file of this channel (MsgId ${batch.msgId ?? '-'}, PmtInfId ${batch.paymentInformationId ?? '-'})`;
+      else if (
+        batch.paymentInformationId !== undefined &&
+        batch.paymentInformationId !== (file.pmt_inf_id ?? file.msg_id)
+      ) {
         reason = `PmtInfId ${batch.paymentInformationId} is not the block of file ${file.msg_id}`;
       } else if (batch.numberOfTransactions === undefined) reason = `no NbOfTxs for file ${file.msg_id}`;
       else if (batch.numberOfTransactions !== file.transactions) {
@@ -462,7 +478,8 @@ class FileApplier {
       if (file) files.push(file);
       sum += total ?? 0n;
     }
-    if (reason === undefined && sum !== entryMinor) reason = `the entry's amount ${entry.amount} is not the batches' total`;
+    if (reason === undefined && sum !== entryMinor)
+      reason = `the entry's amount ${entry.amount} is not the batches' total`;
     if (reason !== undefined || files.length === 0) {
       reason ??= 'no batch';
       await this.tx.query(`UPDATE sepa_batch_bookings SET reason = $2, file_id = $3 WHERE id = $1`, [
@@ -546,7 +563,8 @@ class FileApplier {
       let reason: UnmatchedReason | undefined;
       let named = ours[0];
       if (candidates.length === 0) reason = 'no_reference';
-      else if (ours.length === 0 || minor === undefined) reason = ours.length === 0 ? 'unknown_reference' : 'other_amount';
+      else if (ours.length === 0 || minor === undefined)
+        reason = ours.length === 0 ? 'unknown_reference' : 'other_amount';
       else {
         const settled = await this.services.payments.settleBankCredit(this.tx, this.connector.name, {
           orderNos: ours.map((ref) => ref.orderNo),
