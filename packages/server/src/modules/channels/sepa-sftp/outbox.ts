@@ -21,7 +21,7 @@ export interface FileStepOptions {
 
 /**
  * What closes an open batch: `batchEvery` after its first confirmation, the bank's next cut-off
- * if that comes first, or for SEPA Instant the end of the second of its first confirmation.
+ * if that comes first, or for SEPA Instant its first confirmation itself.
  */
 export type ClosedBy = 'batchEvery' | 'cutOff' | 'instant';
 
@@ -34,15 +34,16 @@ export type BatchResult =
 
 /**
  * When the batch opened at `opened` (its first confirmation, Unix ms) closes, and by what. SEPA
- * Instant: at the end of that second, so a payout leaves with those confirmed in the same second
- * and no later. Otherwise `batchEvery` after it, or at the bank's first cut-off at or after it
- * when that is sooner (a bank processes what it has by then).
+ * Instant: at once, so the next step (every 250 ms) sends the payout, with those confirmed in the
+ * meantime (within the same second), and it leaves well within 2 s. Otherwise `batchEvery` after
+ * it, or at the bank's first cut-off at or after it when that is sooner (a bank processes what it
+ * has by then).
  */
 export function batchClose(
   opened: number,
   settings: Pick<SepaSftpConnector['settings'], 'batchEvery' | 'instant' | 'cutOffs' | 'timeZone'>,
 ): { readonly closesAt: number; readonly closedBy: ClosedBy } {
-  if (settings.instant) return { closesAt: Math.floor(opened / 1_000) * 1_000 + 1_000, closedBy: 'instant' };
+  if (settings.instant) return { closesAt: opened, closedBy: 'instant' };
   const every = opened + settings.batchEvery;
   const cutOff = nextCutOff(opened, settings);
   return cutOff !== undefined && cutOff < every
@@ -67,8 +68,8 @@ export const newMsgId = (now: number): string => `PG${ulid(now)}`;
 /**
  * Closes the channel's batch when it is due (one step; `startSepaChannels` schedules it). The
  * first confirmed payout not yet in a file opens the batch; it closes (`batchClose`) `batchEvery`
- * later, at the bank's next cut-off when that is sooner, or for SEPA Instant at the end of that
- * second, with every payout confirmed by then. In ONE transaction: the payouts are assigned to the new MsgId
+ * later, at the bank's next cut-off when that is sooner, or for SEPA Instant at once (the next
+ * step), with every payout confirmed by then. In ONE transaction: the payouts are assigned to the new MsgId
  * (their row locks decide between instances: a payout is never in two batches), the pain.001 is
  * written and validated against the EPC XSD, and its exact bytes are stored with the payouts it
  * holds. A file that fails its checks rolls all of it back: nothing is stored or uploaded, the
