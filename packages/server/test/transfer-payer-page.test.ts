@@ -19,8 +19,7 @@ import { sshKeyPair } from './sshd-fixture.js';
 
 /** jsQR's function: a CommonJS module whose types declare it as the default export. */
 type Decode = typeof jsQRModule.default;
-const jsQR: Decode =
-  (jsQRModule as unknown as { default?: Decode }).default ?? (jsQRModule as unknown as Decode);
+const jsQR: Decode = (jsQRModule as unknown as { default?: Decode }).default ?? (jsQRModule as unknown as Decode);
 
 const DEBTOR = { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' };
 

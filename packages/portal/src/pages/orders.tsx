@@ -537,7 +537,11 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
                         {s.reason ? <span className="mono"> {s.reason}</span> : null}
                         {' — '}
                         {BANK_STATUS_MEANING[s.status] ?? 'a status of the bank'}
-                        {s.level === 'file' ? ', for the whole file' : s.level === 'block' ? ', for its payment block' : ''}
+                        {s.level === 'file'
+                          ? ', for the whole file'
+                          : s.level === 'block'
+                            ? ', for its payment block'
+                            : ''}
                       </li>
                     ))}
                   </ol>
