@@ -42,6 +42,7 @@ const E2E = [
   'packages/server/test/operator.test.ts',
   'packages/server/test/restart-replay.test.ts',
   'packages/server/test/sepa-bank-e2e.test.ts',
+  'packages/server/test/sepa-bank-files-e2e.test.ts',
   'packages/server/test/signal-at-start.test.ts',
   'packages/server/test/suite-gates.test.ts',
   'packages/server/test/walkthroughs.test.ts',

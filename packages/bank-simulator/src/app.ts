@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { Bank, BankError, bankPaths } from './bank.js';
 import type { BankConfig } from './config.js';
 import { ensureHostKey, loadAuthorizedKey, type AuthorizedKey, type HostKey } from './keys.js';
-import { BOOKING_MODES } from './model.js';
+import { BOOKING_MODES, REPORTS, STATUS_REPORTS } from './model.js';
 import { createSftpServer } from './sftp.js';
 import { Store } from './store.js';
 
@@ -72,6 +72,18 @@ const returnBody = z.strictObject({
     .optional(),
 });
 const bookingBody = z.strictObject({ mode: z.enum(BOOKING_MODES) });
+const customerBody = z.strictObject({
+  reports: z.enum(REPORTS).optional(),
+  batchBooking: z.boolean().optional(),
+  statusReports: z.enum(STATUS_REPORTS).optional(),
+});
+const instantBody = z.strictObject({ mode: z.enum(['execute', 'reject']), reason: reason.optional() });
+const creditBody = z.strictObject({
+  amount: z.string().regex(/^[0-9]{1,13}(\.[0-9]{1,2})?$/, 'a EUR amount such as "12.30"'),
+  reference: z.string().min(1).max(60).optional(),
+  text: z.string().min(1).max(140).optional(),
+  debtor: z.strictObject({ name: z.string().min(1).max(140), iban: z.string().min(1).max(60) }),
+});
 const duplicateBody = z.strictObject({ name: z.string().min(1).max(255) });
 
 /**
@@ -98,6 +110,9 @@ export function createBank(config: BankConfig, deps: BankDeps = {}): BankSimulat
         paths: bankPaths(config.dataDir, config.username),
         account: config.account,
         bookAfterMs: config.bookAfterMs,
+        customer: config.customer,
+        dayMs: config.dayMs,
+        openingBalanceCents: config.openingBalanceCents,
       },
       log,
       clock,
@@ -120,6 +135,7 @@ export function createBank(config: BankConfig, deps: BankDeps = {}): BankSimulat
     await bank.takeUploads();
     bank.bookDue();
     if (store.mode === 'release') bank.releaseHeld();
+    bank.closeDayIfDue();
   };
   const loop = () => {
     if (closed) return;
@@ -189,6 +205,31 @@ export function createBank(config: BankConfig, deps: BankDeps = {}): BankSimulat
       'POST /control/files/duplicate': async ({ body }) => {
         await bank.duplicate(controlInput(duplicateBody, body).name);
       },
+      'GET /control/customer': () => ({
+        ...bank.customer,
+        instant: store.instantMode,
+        statement: store.statement ?? null,
+      }),
+      'POST /control/customer': ({ body }) => {
+        const change = controlInput(customerBody, body);
+        return { ok: true, customer: bank.setCustomer(change) };
+      },
+      'POST /control/instant': ({ body }) => {
+        const input = controlInput(instantBody, body);
+        bank.setInstant(input.reason === undefined ? { mode: input.mode } : { mode: input.mode, reason: input.reason });
+      },
+      'POST /control/credits': ({ body }) => {
+        const input = controlInput(creditBody, body);
+        const booked = bank.credit({
+          amount: input.amount,
+          debtor: input.debtor,
+          ...(input.reference !== undefined ? { reference: input.reference } : {}),
+          ...(input.text !== undefined ? { text: input.text } : {}),
+        });
+        return { ok: true, ...booked };
+      },
+      'POST /control/statements/send': () => ({ ok: true, file: bank.sendStatement() }),
+      'GET /control/entries': () => ({ entries: [...store.entries.values()] }),
     },
   });
 

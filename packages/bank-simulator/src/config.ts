@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isBic, normalizeIban } from '@paygate/iso20022';
 import { ConfigError, envDuration, envInteger, envPort, envText } from '@paygate/simulator-kit';
+import { type CustomerSettings, REPORTS, STATUS_REPORTS } from './model.js';
 
 export { ConfigError };
 
@@ -37,6 +38,12 @@ export interface BankConfig {
   readonly pollEvery: string;
   /** An SFTP session idle this long (no request) is ended. */
   readonly idleTimeoutMs: number;
+  /** What the customer has the bank send at first start (the control changes it later). */
+  readonly customer: CustomerSettings;
+  /** The length of the bank's day: a statement (camt.053) is written at the end of each. */
+  readonly dayMs: number;
+  /** The account's balance before its first statement, in cents. */
+  readonly openingBalanceCents: number;
   readonly logLevel: string;
 }
 
@@ -69,6 +76,23 @@ export function parseConfig(env: NodeJS.ProcessEnv): BankConfig {
     const value = env[name];
     if (value && !DURATION.test(value)) throw new ConfigError(`${name} must be a duration such as 60s, got "${value}"`);
   }
+  const choice = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
+    const value = env[name] || fallback;
+    if (!values.includes(value as T)) throw new ConfigError(`${name} must be ${values.join(', ')}; got "${value}"`);
+    return value as T;
+  };
+  const batchBooking = choice('BANK_BATCH_BOOKING', ['true', 'false'], 'false') === 'true';
+  const opening = env.BANK_OPENING_BALANCE || '0.00';
+  const openingMatch = /^(-?)(0|[1-9][0-9]{0,12})(?:\.([0-9]{1,2}))?$/.exec(opening);
+  if (openingMatch === null) {
+    throw new ConfigError(`BANK_OPENING_BALANCE must be a EUR amount such as 1000.00 (or -50.00), got "${opening}"`);
+  }
+  const openingCents =
+    (openingMatch[1] === '-' ? -1 : 1) *
+    (Number(openingMatch[2]) * 100 + Number((openingMatch[3] ?? '').padEnd(2, '0')));
+  if (envDuration(env, 'BANK_DAY', 86_400_000) < 1_000) {
+    throw new ConfigError(`BANK_DAY must be at least 1s (the length of the bank's day), got "${env.BANK_DAY}"`);
+  }
   const keyPath = resolve(authorizedKeyFile);
   const privateKeyFile = env.BANK_PRIVATE_KEY_FILE
     ? resolve(env.BANK_PRIVATE_KEY_FILE)
@@ -89,6 +113,13 @@ export function parseConfig(env: NodeJS.ProcessEnv): BankConfig {
     batchEvery: env.BANK_BATCH_EVERY || '60s',
     pollEvery: env.BANK_POLL_EVERY || '60s',
     idleTimeoutMs: envDuration(env, 'BANK_IDLE_TIMEOUT', 600_000),
+    customer: Object.freeze({
+      reports: choice('BANK_REPORTS', REPORTS, 'notifications'),
+      batchBooking,
+      statusReports: choice('BANK_STATUS_REPORTS', STATUS_REPORTS, 'final'),
+    }),
+    dayMs: envDuration(env, 'BANK_DAY', 86_400_000),
+    openingBalanceCents: openingCents,
     logLevel: env.LOG_LEVEL || 'info',
   });
 }

@@ -1,6 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { JournalStore } from '@paygate/simulator-kit';
-import type { BookingMode, StatusFileRecord, TransferRecord, UploadRecord } from './model.js';
+import type {
+  BookingMode,
+  CustomerSettings,
+  EntryRecord,
+  InstantMode,
+  StatementState,
+  StatusFileRecord,
+  TransferRecord,
+  UploadRecord,
+} from './model.js';
 
 /** One change to the state; a transaction is a list of them, written as one journal line. */
 export type Change =
@@ -8,7 +17,11 @@ export type Change =
   | { readonly t: 'transfer'; readonly v: TransferRecord }
   | { readonly t: 'file'; readonly v: StatusFileRecord }
   | { readonly t: 'mode'; readonly v: BookingMode }
-  | { readonly t: 'seq'; readonly v: number };
+  | { readonly t: 'seq'; readonly v: number }
+  | { readonly t: 'entry'; readonly v: EntryRecord }
+  | { readonly t: 'customer'; readonly v: CustomerSettings }
+  | { readonly t: 'instant'; readonly v: InstantMode }
+  | { readonly t: 'statement'; readonly v: StatementState };
 
 interface Snapshot {
   readonly version: 1;
@@ -18,6 +31,11 @@ interface Snapshot {
   readonly uploads: UploadRecord[];
   readonly transfers: TransferRecord[];
   readonly files: StatusFileRecord[];
+  // Since the bank sends statements, batch bookings and instant files (absent from older snapshots).
+  readonly entries?: EntryRecord[];
+  readonly customer?: CustomerSettings;
+  readonly instantMode?: InstantMode;
+  readonly statement?: StatementState;
 }
 
 /**
@@ -34,6 +52,12 @@ export class Store extends JournalStore<Change, Snapshot> {
   /** `MsgId` → the accepted upload that carried it. */
   readonly acceptedMsgIds = new Map<string, UploadRecord>();
   mode: BookingMode = 'release';
+  /** Every booking on the account, by its `AcctSvcrRef`, in the order booked. */
+  readonly entries = new Map<string, EntryRecord>();
+  /** What the customer has the bank send; set from the configuration at first start, then by the control. */
+  customer: CustomerSettings | undefined;
+  instantMode: InstantMode = { mode: 'execute' };
+  statement: StatementState | undefined;
   /** Makes the bank's identifiers and file names unique across its restarts and other data directories. */
   instance = randomBytes(3).toString('hex').toUpperCase();
   /** The last sequence number handed out (identifiers, file names). */
@@ -58,6 +82,10 @@ export class Store extends JournalStore<Change, Snapshot> {
       uploads: [...this.uploads.values()],
       transfers: [...this.transfers.values()],
       files: [...this.files.values()],
+      entries: [...this.entries.values()],
+      ...(this.customer !== undefined ? { customer: this.customer } : {}),
+      instantMode: this.instantMode,
+      ...(this.statement !== undefined ? { statement: this.statement } : {}),
     };
   }
 
@@ -68,6 +96,10 @@ export class Store extends JournalStore<Change, Snapshot> {
     for (const v of snapshot.uploads) this.apply({ t: 'upload', v });
     for (const v of snapshot.transfers) this.apply({ t: 'transfer', v });
     for (const v of snapshot.files) this.apply({ t: 'file', v });
+    for (const v of snapshot.entries ?? []) this.apply({ t: 'entry', v });
+    if (snapshot.customer !== undefined) this.customer = snapshot.customer;
+    if (snapshot.instantMode !== undefined) this.instantMode = snapshot.instantMode;
+    if (snapshot.statement !== undefined) this.statement = snapshot.statement;
   }
 
   protected override apply(change: Change): void {
@@ -87,6 +119,18 @@ export class Store extends JournalStore<Change, Snapshot> {
         break;
       case 'seq':
         this.seq = Math.max(this.seq, change.v);
+        break;
+      case 'entry':
+        this.entries.set(change.v.ref, change.v);
+        break;
+      case 'customer':
+        this.customer = change.v;
+        break;
+      case 'instant':
+        this.instantMode = change.v;
+        break;
+      case 'statement':
+        this.statement = change.v;
         break;
     }
   }

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { readBankFile, validateXml, type Camt054, type Pain002 } from '@paygate/iso20022';
+import type { Camt054, Pain002 } from '@paygate/iso20022';
 import { stopSimulator } from '@paygate/simulator-kit/test-support';
 import ssh2 from 'ssh2';
 import {
@@ -12,6 +12,7 @@ import {
   connect,
   control,
   newId,
+  nextFiles,
   pain001,
   startBank,
   tempDir,
@@ -22,26 +23,6 @@ import {
 } from './helpers.js';
 
 const { STATUS_CODE } = ssh2.utils.sftp;
-
-/** The status files in `/download` not seen before, once there are `count` of them (in the order written). */
-async function nextFiles(session: Session, seen: Set<string>, count: number): Promise<(Pain002 | Camt054)[]> {
-  const names = await waitFor(async () => {
-    const fresh = (await session.readdir('/download')).filter((name) => !seen.has(name));
-    return fresh.length >= count ? fresh : undefined;
-  }, `${count} new status file(s)`);
-  assert.equal(names.length, count, `exactly ${count} new file(s): ${names.join(', ')}`);
-  const files: (Pain002 | Camt054)[] = [];
-  for (const name of names) {
-    seen.add(name);
-    const bytes = await session.read(`/download/${name}`);
-    const read = readBankFile(bytes);
-    assert.ok(read.ok, `${name}: ${read.ok ? '' : read.reason}`);
-    const schema = read.file.kind === 'pain.002' ? 'pain.002.001.10' : 'camt.054.001.08';
-    assert.deepEqual(await validateXml(bytes, schema), { valid: true }, `${name} is valid against its XSD`);
-    files.push(read.file);
-  }
-  return files;
-}
 
 const sftpCode = (error: unknown) => (error as { code?: number }).code;
 

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writePain001, type CreditTransfer } from '@paygate/iso20022';
+import assert from 'node:assert/strict';
+import { type BankFile, readBankFile, validateXml, writePain001, type CreditTransfer } from '@paygate/iso20022';
 import { startSimulator } from '@paygate/simulator-kit/test-support';
 import ssh2, { type Client as SshClient, type SFTPWrapper } from 'ssh2';
 import { fingerprintOf, generateSshKeyPair } from '../src/keys.js';
@@ -26,7 +27,9 @@ export function clientKey(dir: string, name = 'client'): { privateKey: string; p
   return { privateKey: pair.private, publicFile };
 }
 
-export { waitFor } from '@paygate/simulator-kit/test-support';
+import { waitFor } from '@paygate/simulator-kit/test-support';
+
+export { waitFor };
 
 export interface Running {
   readonly child: ChildProcess;
@@ -146,8 +149,13 @@ export function transfer(endToEndId: string, amount = '10.00', name = 'Zoë Mül
 }
 
 /** A pain.001 written by `@paygate/iso20022`, as the platform writes one. */
-export function pain001(msgId: string, transfers: readonly CreditTransfer[]): string {
+export function pain001(
+  msgId: string,
+  transfers: readonly CreditTransfer[],
+  options: { instant?: boolean; batchBooking?: boolean } = {},
+): string {
   return writePain001({
+    ...options,
     msgId,
     createdAt: new Date(),
     requestedExecutionDate: new Date().toISOString().slice(0, 10),
@@ -155,4 +163,29 @@ export function pain001(msgId: string, transfers: readonly CreditTransfer[]): st
     debtor: DEBTOR,
     transactions: transfers,
   });
+}
+
+/** The status files in `/download` not seen before, once there are `count` of them (in the order written). */
+export async function nextFiles(session: Session, seen: Set<string>, count: number): Promise<BankFile[]> {
+  const names = await waitFor(async () => {
+    const fresh = (await session.readdir('/download')).filter((name) => !seen.has(name));
+    return fresh.length >= count ? fresh : undefined;
+  }, `${count} new status file(s)`);
+  assert.equal(names.length, count, `exactly ${count} new file(s): ${names.join(', ')}`);
+  const files: BankFile[] = [];
+  for (const name of names) {
+    seen.add(name);
+    const bytes = await session.read(`/download/${name}`);
+    const read = readBankFile(bytes);
+    assert.ok(read.ok, `${name}: ${read.ok ? '' : read.reason}`);
+    const schema =
+      read.file.kind === 'pain.002'
+        ? 'pain.002.001.10'
+        : read.file.kind === 'camt.054'
+          ? 'camt.054.001.08'
+          : 'camt.053.001.08';
+    assert.deepEqual(await validateXml(bytes, schema), { valid: true }, `${name} is valid against its XSD`);
+    files.push(read.file);
+  }
+  return files;
 }

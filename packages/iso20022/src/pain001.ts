@@ -7,7 +7,8 @@
  * ```text
  * Document/CstmrCdtTrfInitn
  *   GrpHdr        MsgId, CreDtTm, NbOfTxs, CtrlSum, InitgPty/Nm (the debtor's name)
- *   PmtInf        PmtInfId, PmtMtd TRF, NbOfTxs, CtrlSum, PmtTpInf/SvcLvl/Cd SEPA, ReqdExctnDt/Dt,
+ *   PmtInf        PmtInfId, PmtMtd TRF, NbOfTxs, CtrlSum, PmtTpInf(SvcLvl/Cd SEPA, LclInstrm/Cd INST for
+ *                 SEPA Instant), ReqdExctnDt/Dt,
  *                 Dbtr/Nm, DbtrAcct/Id/IBAN, DbtrAgt/FinInstnId (BICFI, or Othr/Id NOTPROVIDED),
  *                 ChrgBr SLEV
  *     CdtTrfTxInf PmtId/EndToEndId, Amt/InstdAmt Ccy="EUR", CdtrAgt/FinInstnId/BICFI (when a BIC
@@ -80,6 +81,12 @@ export interface Pain001 {
    * entry per payout), `true` one entry for the block. Left out when not given: the bank's default.
    */
   readonly batchBooking?: boolean | undefined;
+  /**
+   * SEPA Instant Credit Transfers (SCT Inst): `PmtTpInf/LclInstrm/Cd` `INST` beside `SvcLvl/Cd`
+   * `SEPA`, as banks take instant transfers in the same `pain.001.001.09` (the EPC's SCT XSD
+   * allows it). Read as `true` when a file says `INST`.
+   */
+  readonly instant?: boolean | undefined;
 }
 
 /** A `pain.001` that cannot be written: `message` names the member and why. */
@@ -189,7 +196,7 @@ export function writePain001(input: Pain001): string {
         BtchBookg: input.batchBooking === undefined ? undefined : String(input.batchBooking),
         NbOfTxs: numberOfTransactions,
         CtrlSum: controlSum,
-        PmtTpInf: { SvcLvl: { Cd: 'SEPA' } },
+        PmtTpInf: { SvcLvl: { Cd: 'SEPA' }, LclInstrm: input.instant === true ? { Cd: 'INST' } : undefined },
         ReqdExctnDt: { Dt: input.requestedExecutionDate },
         Dbtr: { Nm: debtorName },
         DbtrAcct: { Id: { IBAN: debtorIban } },
@@ -306,5 +313,6 @@ function readInitiation(initiation: Element): Pain001 {
     debtor: readParty(block.one('Dbtr'), block.one('DbtrAcct'), block.one('DbtrAgt'), 'the debtor'),
     transactions,
     batchBooking: batchBooking === undefined ? undefined : batchBooking === 'true' || batchBooking === '1',
+    instant: block.optional('PmtTpInf')?.optional('LclInstrm')?.optionalText('Cd', 35) === 'INST' ? true : undefined,
   };
 }

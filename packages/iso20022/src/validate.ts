@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { validateXML, memoryPages } from 'xmllint-wasm';
 
 /** The messages this package validates. */
-export type Schema = 'pain.001.001.09' | 'pain.002.001.10' | 'camt.054.001.08';
+export type Schema = 'pain.001.001.09' | 'pain.002.001.10' | 'camt.054.001.08' | 'camt.053.001.08';
 
 /** The shipped XSD of each schema, relative to this file (`src/` and `dist/` both sit beside `xsd/`). */
 const XSD_FILES: Readonly<Record<Schema, string>> = {
@@ -20,6 +20,7 @@ const XSD_FILES: Readonly<Record<Schema, string>> = {
   // StsRsnInf) have the same names, order and types in both versions.
   'pain.002.001.10': 'pain.002.001.11.xsd',
   'camt.054.001.08': 'camt.054.001.08.xsd',
+  'camt.053.001.08': 'camt.053.001.08.xsd',
 };
 
 /** At most this many of xmllint's messages are kept (a file of 10,000 bad names would make 10,000). */

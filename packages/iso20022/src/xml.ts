@@ -238,6 +238,23 @@ export class Element {
     return { path, text, attributes };
   }
 
+  /**
+   * The text of every `name` child, in order (a repeatable leaf such as `Ustrd`); refuses an
+   * empty or over-long one, or one holding elements.
+   */
+  texts(name: string, maxLength = 35): string[] {
+    const value = this.node[this.prefix + name];
+    if (value === undefined) return [];
+    const list = Array.isArray(value) ? value : [value];
+    return list.map((item, index) => {
+      const path = list.length === 1 ? `${this.path}/${name}` : `${this.path}/${name}[${index + 1}]`;
+      const single = new Element({ [this.prefix + name]: item }, this.prefix, this.namespace, this.path);
+      const leaf = single.optionalLeaf(name, maxLength);
+      if (leaf === undefined) throw new ReadError(`${path} is empty`);
+      return leaf.text;
+    });
+  }
+
   /** The `name` leaf; refuses a missing, empty or repeated one. */
   leaf(name: string, maxLength = 35): Leaf {
     const leaf = this.optionalLeaf(name, maxLength);

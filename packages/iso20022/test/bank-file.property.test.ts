@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { type BankFile, readBankFile, writeCamt054, writePain002 } from '../src/index.js';
+import { type BankFile, readBankFile, writeCamt053, writeCamt054, writePain002 } from '../src/index.js';
 
-/** Valid documents to mutate: a status report and a notification with a return. */
+/** Valid documents to mutate: a status report, a notification with a return, a statement with a batch booking and a credit received. */
 const SEEDS = [
   writePain002({
     msgId: 'STS-1',
@@ -35,6 +35,57 @@ const SEEDS = [
       { status: 'BOOK', creditDebit: 'DBIT', amount: '1.00', currency: 'EUR', transactions: [{ endToEndId: 'W2' }] },
     ],
   }),
+  writeCamt053({
+    msgId: 'STM-1',
+    createdAt: new Date('2026-11-28T23:00:00Z'),
+    account: { name: 'Paygate', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
+    sequenceNumber: 7,
+    from: new Date('2026-11-27T23:00:00Z'),
+    to: new Date('2026-11-28T23:00:00Z'),
+    balances: [
+      { type: 'OPBD', amount: '100.00', currency: 'EUR', creditDebit: 'CRDT', date: '2026-11-28' },
+      { type: 'CLBD', amount: '87.70', currency: 'EUR', creditDebit: 'CRDT', date: '2026-11-28' },
+    ],
+    entries: [
+      {
+        status: 'BOOK',
+        creditDebit: 'DBIT',
+        amount: '22.30',
+        currency: 'EUR',
+        bookingDate: '2026-11-28',
+        accountServicerRef: 'B1',
+        bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'ESCT' },
+        batches: [
+          {
+            msgId: 'PG1',
+            paymentInformationId: 'PG1',
+            numberOfTransactions: 2,
+            totalAmount: '22.30',
+            creditDebit: 'DBIT',
+          },
+        ],
+        transactions: [],
+      },
+      {
+        status: 'BOOK',
+        creditDebit: 'CRDT',
+        amount: '10.00',
+        currency: 'EUR',
+        bookedAt: new Date('2026-11-28T10:00:00Z'),
+        accountServicerRef: 'C1',
+        bankTransactionCode: { domain: 'PMNT', family: 'RCDT', subFamily: 'ESCT' },
+        transactions: [
+          {
+            accountServicerRef: 'C1',
+            amount: '10.00',
+            debtor: { name: 'Ana Souza', iban: 'FR1420041010050500013M02606' },
+            creditorReferences: ['RF18539007547034'],
+            unstructuredRemittance: ['order 12', 'thanks'],
+          },
+        ],
+      },
+    ],
+  }),
 ];
 
 /** Pieces of XML that make mutations likely to stay close to well-formed. */
@@ -61,6 +112,10 @@ const FRAGMENTS = [
   '<Ntry></Ntry>',
   '<Amt Ccy="EUR">1e9</Amt>',
   '<CdtDbtInd>DBIT</CdtDbtInd>',
+  '<Btch><NbOfTxs>x</NbOfTxs></Btch>',
+  '<Bal></Bal>',
+  '<Ustrd></Ustrd>',
+  'camt.053.001.08',
   ' xmlns="urn:x"',
   'pain.002.001.03',
   'camt.054.001.08',
@@ -132,8 +187,24 @@ function assertWellFormed(file: BankFile): void {
       assert.ok(optionalString(tx.reason));
     }
   } else {
-    assert.equal(file.kind, 'camt.054');
+    assert.ok(file.kind === 'camt.054' || file.kind === 'camt.053');
+    if (file.kind === 'camt.053') {
+      assert.ok(file.statements.length > 0);
+      for (const statement of file.statements) {
+        assert.ok(statement.balances.length > 0);
+        for (const balance of statement.balances) {
+          assert.match(balance.amount, /^\d+(\.\d+)?$/);
+          assert.ok(balance.creditDebit === 'CRDT' || balance.creditDebit === 'DBIT');
+          assert.match(balance.date, /^\d{4}-\d{2}-\d{2}$/);
+        }
+      }
+    }
     for (const entry of file.entries) {
+      for (const batch of entry.batches ?? []) {
+        assert.ok(batch.numberOfTransactions === undefined || Number.isSafeInteger(batch.numberOfTransactions));
+        assert.ok(batch.totalAmount === undefined || /^\d+(\.\d+)?$/.test(batch.totalAmount));
+        assert.ok(optionalString(batch.msgId) && optionalString(batch.paymentInformationId));
+      }
       assert.ok(entry.creditDebit === 'CRDT' || entry.creditDebit === 'DBIT');
       assert.match(entry.amount, /^\d+(\.\d+)?$/);
       assert.match(entry.currency, /^[A-Z]{3}$/);
@@ -143,6 +214,10 @@ function assertWellFormed(file: BankFile): void {
         assert.ok(optionalString(tx.endToEndId) && optionalString(tx.accountServicerRef));
         assert.ok(tx.amount === undefined || /^\d+(\.\d+)?$/.test(tx.amount));
         assert.ok(optionalString(tx.returnReason));
+        for (const text of [...(tx.unstructuredRemittance ?? []), ...(tx.creditorReferences ?? [])]) {
+          assert.ok(typeof text === 'string' && text.length > 0);
+        }
+        assert.ok(optionalString(tx.debtor?.name) && optionalString(tx.debtor?.iban));
       }
     }
   }

@@ -184,9 +184,20 @@ describe('camt.054', () => {
       ...notification,
       entries: notification.entries.map((entry) => ({
         accountServicerRef: undefined,
+        bookedAt: undefined,
+        batches: [],
         ...entry,
         accountIban: 'DE89370400440532013000',
-        transactions: entry.transactions.map((tx) => ({ returnReason: undefined, ...tx })),
+        transactions: entry.transactions.map((tx) => ({
+          returnReason: undefined,
+          msgId: undefined,
+          paymentInformationId: undefined,
+          bankTransactionCode: undefined,
+          debtor: undefined,
+          unstructuredRemittance: undefined,
+          creditorReferences: undefined,
+          ...tx,
+        })),
       })),
     });
   });
@@ -281,7 +292,7 @@ describe('readBankFile refuses', () => {
 
   test('other namespaces and roots', () => {
     refused(valid.replace('pain.002.001.10', 'pain.002.001.02'), /namespace/);
-    refused(valid.replace('pain.002.001.10', 'camt.053.001.08'), /namespace/);
+    refused(valid.replace('pain.002.001.10', 'camt.052.001.08'), /namespace/);
     refused(valid.replace(' xmlns="urn:iso:std:iso:20022:tech:xsd:pain.002.001.10"', ''), /no namespace/);
     refused(valid.replaceAll('Document', 'Doc'), /not <Document>/);
     refused(writeCamt054(RETURN).replace('camt.054.001.08', 'camt.054.001.02'), /namespace/);

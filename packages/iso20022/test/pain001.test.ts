@@ -248,6 +248,7 @@ describe('readPain001', () => {
         },
       ],
       batchBooking: undefined,
+      instant: undefined,
     });
   });
 

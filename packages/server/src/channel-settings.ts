@@ -182,20 +182,29 @@ export function isTimeZone(zone: string): boolean {
 /** The time zone of a sepa-sftp channel that names none: the euro area's (CET/CEST), where TARGET runs. */
 export const SEPA_TIME_ZONE = 'Europe/Brussels';
 
-/** A sepa-sftp channel's `cutOff`: `HH:MM` from 00:00 to 23:59. */
+/** A sepa-sftp channel's cut-off time (`cutOffs`, `cutOff`): `HH:MM` from 00:00 to 23:59. */
 export const CUT_OFF = /^(?:[01]\d|2[0-3]):[0-5]\d$/;
 
 /**
  * Kind `sepa-sftp` (decisions.md, "SEPA payouts: ISO 20022 files with a bank"): EUR payouts as
- * SEPA Credit Transfers in pain.001 files uploaded to the bank over SFTP, its pain.002 and
- * camt.054 read back. The key file is read and parsed here, at start-up; the IBAN and BIC are
+ * SEPA Credit Transfers (or SEPA Instant ones) in pain.001 files uploaded to the bank over SFTP,
+ * its pain.002, camt.054 and camt.053 read back; EUR payments by bank transfer to the same account. The key file is read and parsed here, at start-up; the IBAN and BIC are
  * checked with @paygate/iso20022 (ibantools).
  */
 const sepaSftp = z
   .object({
     ...common,
     kind: z.literal('sepa-sftp'),
-    methods: z.array(method).max(0, 'a sepa-sftp channel only pays out: methods must be []').default([]),
+    // Payments by bank transfer (decisions.md, "Payments by bank transfer"): EUR/SEPA only.
+    methods: z
+      .array(method)
+      .refine(
+        (methods) =>
+          methods.length === 0 ||
+          (methods.length === 1 && methods[0]?.currency === 'EUR' && methods[0].code === 'SEPA'),
+        'a sepa-sftp channel takes payments by bank transfer in EUR only: methods must be [] or [{"currency": "EUR", "code": "SEPA"}]',
+      )
+      .default([]),
     payouts: z
       .array(z.string())
       .refine((p) => p.length === 1 && p[0] === 'EUR', 'a sepa-sftp channel pays out EUR: payouts must be ["EUR"]'),
@@ -232,12 +241,37 @@ const sepaSftp = z
     pollEvery: every.default(60_000),
     /** The bank's time zone: the files' execution date is its calendar day (see execution-date.ts). */
     timeZone: z.string().refine(isTimeZone, 'an IANA time zone such as Europe/Brussels').default(SEPA_TIME_ZONE),
-    /** The bank's daily cut-off in `timeZone` (`HH:MM`): a file built at or after it asks for the next business day. */
+    /**
+     * The bank's cut-off times in `timeZone` (`HH:MM`), on its business days: each closes the open
+     * batch (besides `batchEvery`), and a file built after the day's last one asks for the next
+     * business day. Kept sorted, each once.
+     */
+    cutOffs: z
+      .array(z.string().regex(CUT_OFF, 'a time of day as HH:MM, 24-hour, such as 15:00'))
+      .max(48, 'at most 48 cut-off times')
+      .transform((times) => [...new Set(times)].sort())
+      .optional(),
+    /** One cut-off time: the same as `cutOffs: [cutOff]` (the member before `cutOffs`; give one of the two). */
     cutOff: z.string().regex(CUT_OFF, 'a time of day as HH:MM, 24-hour, such as 15:00').optional(),
+    /**
+     * SEPA Instant Credit Transfers (`LclInstrm/Cd` `INST`): every confirmed payout leaves in a file
+     * of its own, with those confirmed in the same second, within 2 s, whatever `batchEvery` says.
+     */
+    instant: z.boolean().default(false),
     /** Milliseconds the connection and each SFTP operation may take (default 10000). */
     timeoutMs: z.number().int().min(100).max(120_000).default(10_000),
   })
-  .strict();
+  .strict()
+  .superRefine((settings, ctx) => {
+    if (settings.cutOff !== undefined && settings.cutOffs !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['cutOff'], message: 'give cutOffs or cutOff, not both' });
+    }
+  })
+  // `cutOff` is read as `cutOffs` with one time; only `cutOffs` goes on from here.
+  .transform(({ cutOff, cutOffs, ...settings }) => ({
+    ...settings,
+    cutOffs: cutOffs ?? (cutOff === undefined ? [] : [cutOff]),
+  }));
 
 const channelSchema = z.discriminatedUnion('kind', [pspSim, pixApi, sepaSftp]);
 

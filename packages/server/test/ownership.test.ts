@@ -40,6 +40,9 @@ const OWNERS: Readonly<Record<string, string>> = {
   balance_adjustments: 'modules/adjustments/',
   merchant_fee_plans: 'modules/fees/',
   fee_plan_changes: 'modules/fees/',
+  sepa_statuses: 'modules/channels/',
+  sepa_batch_bookings: 'modules/channels/',
+  sepa_credits: 'modules/channels/',
 
   audit_entries: 'modules/audit/',
 };

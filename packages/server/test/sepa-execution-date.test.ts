@@ -6,13 +6,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isTimeZone } from '../src/channel-settings.js';
-import { easterSunday, isTargetDay, requestedExecutionDate } from '../src/modules/channels/sepa-sftp/execution-date.js';
+import {
+  bankTime,
+  easterSunday,
+  isTargetDay,
+  nextCutOff,
+  requestedExecutionDate,
+} from '../src/modules/channels/sepa-sftp/execution-date.js';
+import { batchClose } from '../src/modules/channels/sepa-sftp/outbox.js';
 
 const day = (date: string) => new Date(`${date}T00:00:00Z`);
 const brussels = { timeZone: 'Europe/Brussels' };
-const withCutOff = (cutOff: string) => ({ ...brussels, cutOff });
-const at = (instant: string, calendar: { timeZone: string; cutOff?: string }) =>
+const withCutOff = (...cutOffs: string[]) => ({ ...brussels, cutOffs });
+const at = (instant: string, calendar: { timeZone: string; cutOffs?: string[] }) =>
   requestedExecutionDate(new Date(instant), calendar);
+const ms = (instant: string) => new Date(instant).getTime();
+const iso = (instant: number | undefined) => (instant === undefined ? undefined : new Date(instant).toISOString());
 
 describe('the TARGET calendar', () => {
   it('Easter Sunday, Gregorian: known years, the earliest and the latest possible dates', () => {
@@ -79,5 +88,50 @@ describe('requestedExecutionDate', () => {
     assert.equal(at('2026-12-24T15:00:00Z', withCutOff('15:00')), '2026-12-28'); // → past Christmas and the weekend
     assert.equal(at('2026-12-31T15:00:00Z', withCutOff('15:00')), '2027-01-04'); // → past New Year and the weekend
     assert.equal(at('2026-04-30T15:00:00Z', withCutOff('14:00')), '2026-05-04'); // → past Labour Day (a Friday)
+  });
+});
+
+describe('several cut-offs a day, and SEPA Instant', () => {
+  it("only the day's last cut-off moves a file to the next business day", () => {
+    const calendar = withCutOff('10:00', '15:00');
+    assert.equal(at('2026-11-24T08:59:00Z', calendar), '2026-11-24'); // 09:59 in Brussels
+    assert.equal(at('2026-11-24T09:30:00Z', calendar), '2026-11-24'); // between the two
+    assert.equal(at('2026-11-24T14:00:00Z', calendar), '2026-11-25'); // at the last one
+  });
+
+  it('an instant file executes on the bank’s calendar day, weekends and holidays included', () => {
+    assert.equal(requestedExecutionDate(new Date('2026-11-28T09:00:00Z'), withCutOff('15:00'), true), '2026-11-28');
+    assert.equal(requestedExecutionDate(new Date('2026-12-25T23:30:00Z'), brussels, true), '2026-12-26');
+  });
+
+  it('the next cut-off: the first at or after the instant, on TARGET business days, in winter and in summer', () => {
+    const calendar = withCutOff('10:00', '15:00');
+    assert.equal(iso(nextCutOff(ms('2026-11-24T08:00:00Z'), calendar)), '2026-11-24T09:00:00.000Z');
+    assert.equal(iso(nextCutOff(ms('2026-11-24T09:00:00Z'), calendar)), '2026-11-24T09:00:00.000Z'); // at it
+    assert.equal(iso(nextCutOff(ms('2026-11-24T09:00:00.001Z'), calendar)), '2026-11-24T14:00:00.000Z');
+    assert.equal(iso(nextCutOff(ms('2026-07-01T12:00:00Z'), calendar)), '2026-07-01T13:00:00.000Z'); // CEST
+    // Friday after the last one → Monday's first; over Easter 2027 → the Tuesday.
+    assert.equal(iso(nextCutOff(ms('2026-11-27T15:00:00Z'), calendar)), '2026-11-30T09:00:00.000Z');
+    assert.equal(iso(nextCutOff(ms('2027-03-25T15:00:00Z'), calendar)), '2027-03-30T08:00:00.000Z');
+    assert.equal(nextCutOff(ms('2026-11-24T08:00:00Z'), brussels), undefined);
+    // The night of the switch to summer time (2026-03-29, 02:00 → 03:00): a Sunday, so Monday.
+    assert.equal(iso(nextCutOff(ms('2026-03-28T23:00:00Z'), withCutOff('02:30'))), '2026-03-30T00:30:00.000Z');
+    assert.equal(bankTime(ms('2026-11-24T14:00:00Z'), 'Europe/Brussels'), '2026-11-24 15:00 Europe/Brussels');
+  });
+
+  it('a batch closes batchEvery after it opened, at the next cut-off when sooner, or at once (instant)', () => {
+    const settings = { batchEvery: 3_600_000, instant: false, timeZone: 'Europe/Brussels', cutOffs: ['15:00'] };
+    assert.deepEqual(batchClose(ms('2026-11-24T10:00:00Z'), settings), {
+      closesAt: ms('2026-11-24T11:00:00Z'),
+      closedBy: 'batchEvery',
+    });
+    assert.deepEqual(batchClose(ms('2026-11-24T13:30:00Z'), settings), {
+      closesAt: ms('2026-11-24T14:00:00Z'),
+      closedBy: 'cutOff',
+    });
+    assert.deepEqual(batchClose(ms('2026-11-24T13:30:00.250Z'), { ...settings, instant: true }), {
+      closesAt: ms('2026-11-24T13:30:00.250Z'),
+      closedBy: 'instant',
+    });
   });
 });

@@ -62,7 +62,9 @@ describe('sepa-sftp settings', () => {
     assert.equal(settings.pollEvery, 60_000);
     // The execution date's calendar: the euro area's time zone, no cut-off.
     assert.equal(settings.timeZone, 'Europe/Brussels');
-    assert.equal(settings.cutOff, undefined);
+    assert.deepEqual(settings.cutOffs, []);
+    assert.equal(settings.instant, false);
+    assert.deepEqual(settings.methods, []);
     const tuned = parseConfig({
       PAYGATE_CHANNELS: file(
         'tuned.json',
@@ -73,14 +75,34 @@ describe('sepa-sftp settings', () => {
     }).channels[0];
     assert.ok(tuned?.kind === 'sepa-sftp' && tuned.batchEvery === 300_000 && tuned.pollEvery === 2_000);
     assert.equal(tuned.timeZone, 'Europe/Helsinki');
-    assert.equal(tuned.cutOff, '14:30');
+    // The one cutOff of before is read as cutOffs with one time.
+    assert.deepEqual(tuned.cutOffs, ['14:30']);
+    const banking = parseConfig({
+      PAYGATE_CHANNELS: file(
+        'banking.json',
+        JSON.stringify({
+          channels: [
+            channel({
+              methods: [{ currency: 'EUR', code: 'SEPA' }],
+              cutOffs: ['15:00', '09:30', '12:00', '09:30'],
+              instant: true,
+            }),
+          ],
+        }),
+      ),
+    }).channels[0];
+    assert.ok(banking?.kind === 'sepa-sftp');
+    // Payments by bank transfer, cut-offs sorted and each once, SEPA Instant.
+    assert.deepEqual(banking.methods, [{ currency: 'EUR', code: 'SEPA' }]);
+    assert.deepEqual(banking.cutOffs, ['09:30', '12:00', '15:00']);
+    assert.equal(banking.instant, true);
   });
 
   it('each mistake is one clear line naming the member', () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [
-        { methods: [{ currency: 'EUR', code: 'SEPA' }] },
-        /at channels\.0\.methods: a sepa-sftp channel only pays out: methods must be \[\]$/,
+        { methods: [{ currency: 'BRL', code: 'PIX' }] },
+        /at channels\.0\.methods: a sepa-sftp channel takes payments by bank transfer in EUR only: methods must be \[\] or \[\{"currency": "EUR", "code": "SEPA"\}\]$/,
       ],
       [
         { payouts: ['EUR', 'BRL'] },
@@ -108,6 +130,10 @@ describe('sepa-sftp settings', () => {
       [{ timeZone: 'CET+1' }, /at channels\.0\.timeZone: an IANA time zone such as Europe\/Brussels$/],
       [{ cutOff: '3pm' }, /at channels\.0\.cutOff: a time of day as HH:MM, 24-hour, such as 15:00$/],
       [{ cutOff: '24:00' }, /at channels\.0\.cutOff: a time of day as HH:MM/],
+      [{ cutOffs: ['15:00', '9:30'] }, /at channels\.0\.cutOffs\.1: a time of day as HH:MM/],
+      [{ cutOffs: '15:00' }, /at channels\.0\.cutOffs: /],
+      [{ cutOffs: ['15:00'], cutOff: '15:00' }, /at channels\.0\.cutOff: give cutOffs or cutOff, not both$/],
+      [{ instant: 'yes' }, /at channels\.0\.instant: /],
       [{ password: 'secret' }, /at channels\.0: .*password/],
     ];
     for (const [overrides, expected] of cases) {

@@ -245,7 +245,13 @@ for (const database of databases()) {
         (await platform.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sepa_files')).rows[0]?.n;
       const before = await files();
       platform.advance(BATCH_MS);
-      const metrics = { counted: [] as string[], sepaFile: (_c: string, what: string) => metrics.counted.push(what) };
+      const metrics = {
+        counted: [] as string[],
+        sepaFile: (_c: string, what: string) => metrics.counted.push(what),
+        sepaStatus: () => undefined,
+        sepaBatchBooking: () => undefined,
+        sepaCredit: () => undefined,
+      };
       const batch = await batchOnce(platform.services, connector, { log, metrics });
       assert.equal(batch.kind, 'invalid');
       assert.match(batch.kind === 'invalid' ? (batch.reasons[0] ?? '') : '', /IBAN/);
@@ -299,7 +305,14 @@ for (const database of databases()) {
         await platform.services.merchants.idOf(merchant.accessKey),
         rejected.orderNo,
       );
-      assert.deepEqual(detail.bankFile, { msgId, bankStatus: 'RJCT', reasonCode: 'AC01', returnReference: null });
+      assert.deepEqual(detail.bankFile, {
+        msgId,
+        instant: false,
+        bankStatus: 'RJCT',
+        reasonCode: 'AC01',
+        returnReference: null,
+        statuses: [],
+      });
       assert.equal(detail.payout.channelTradeNo, msgId);
       // And in a browser: the payout page's "Bank file" card names the file, the status and the reason.
       ensurePortalBuilt();

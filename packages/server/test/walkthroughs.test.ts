@@ -1,5 +1,5 @@
 // The production walkthroughs run as written (issue 39, point 1): the shell blocks of
-// docs/channels.md's Pix walkthrough are taken from the document and run, as printed, by bash in
+// docs/channels.md's walkthroughs (psp, Pix, SEPA) are taken from the document and run, as printed, by bash in
 // a temporary directory that holds what the quick start left there (its keys, its onboarding file,
 // its environment), against the processes they start. Only the way `npx` and `npm` find the
 // repository's programs is the test's (small shims on PATH run them from the sources); every
@@ -41,6 +41,7 @@ case "$1" in
   paygate) shift; exec ${node} "${ROOT}/packages/server/src/cli/main.ts" "$@" ;;
   paygate-pix) shift; exec ${node} "${ROOT}/packages/pix-simulator/src/main.ts" "$@" ;;
   paygate-psp) shift; exec ${node} "${ROOT}/packages/psp-simulator/src/main.ts" "$@" ;;
+  paygate-bank) shift; exec ${node} "${ROOT}/packages/bank-simulator/src/main.ts" "$@" ;;
   *) echo "walkthrough shim: npx $* is not known to the test" >&2; exit 127 ;;
 esac
 `,
@@ -132,6 +133,7 @@ describe('docs/channels.md: the production walkthroughs, as printed, after the q
         PAYGATE_PUBLIC_URL: '',
         PIX_DATA_DIR: '',
         PSP_DATA_DIR: '',
+        BANK_DATA_DIR: '',
         LOG_LEVEL: 'info',
       },
     });
@@ -215,6 +217,34 @@ describe('docs/channels.md: the production walkthroughs, as printed, after the q
     assert.match(output, /"documentNumber": "01234567890"/);
     await printed(ran, /#1 verified PAYMENT SUCCEEDED evt_\S+: order P\S+ \(PIX-1\), BRL 10\.00/);
     assert.equal(statSync(join(work, 'pix-live-master.key')).mode & 0o777, 0o600);
+    quickStartUntouched();
+  });
+
+  it('the SEPA walkthrough, after them in the same directory: funded by a bank transfer, payouts by notification, statement and instant, each webhook verified', async () => {
+    const ran = await walkthrough(
+      '### A production walkthrough with `npx paygate-bank`',
+      4,
+      [8083, 2222, 9400, 4445],
+      ['platform-bank-live.log', 'bank-live.log'],
+    );
+    const output = ran.output();
+    assert.match(output, /listening on https:\/\/127\.0\.0\.1:4445/);
+    if (receiverFingerprint) assert.equal(fingerprintOf(output), receiverFingerprint);
+    assert.match(output, /"bankTransfer": \{/);
+    assert.match(output, /"reference": "RF\d{20}"/);
+    assert.match(output, /"name": "Ana Souza"/);
+    // paygate channels files: the bank's intermediate and final statuses; health: the next cut-off.
+    assert.match(output, /block ACTC, ACTC, block ACSP, ACSC/);
+    assert.match(output, /next cut-off: \d{4}-\d{2}-\d{2} 15:00 Europe\/Brussels/);
+    await printed(ran, /#\d+ verified PAYMENT SUCCEEDED evt_\S+: order P\S+ \(B-1\), EUR 100\.00/);
+    await printed(ran, /#\d+ verified PAYOUT SUCCEEDED evt_\S+: order W\S+ \(B-W1\), EUR 12\.30/);
+    await printed(ran, /#\d+ verified PAYOUT SUCCEEDED evt_\S+: order W\S+ \(B-W2\), EUR 20\.00/);
+    await printed(ran, /#\d+ verified PAYOUT SUCCEEDED evt_\S+: order W\S+ \(B-W3\), EUR 7\.50/);
+    assert.equal(statSync(join(work, 'bank-live-master.key')).mode & 0o777, 0o600);
+    const bank = JSON.parse(readFileSync(join(work, 'channels-bank-live.json'), 'utf8')) as {
+      channels: { instant?: boolean; cutOffs?: string[] }[];
+    };
+    assert.deepEqual([bank.channels[0]?.instant, bank.channels[0]?.cutOffs], [true, ['15:00']]);
     quickStartUntouched();
   });
 });

@@ -75,6 +75,30 @@ export const PayerAction = component(
 );
 export type PayerAction = z.output<typeof PayerAction>;
 
+/**
+ * Where a payer pays a payment by bank transfer (EUR/SEPA on a sepa-sftp channel; decisions.md,
+ * "Payments by bank transfer"): a SEPA credit transfer to this account with this reference.
+ */
+export const BankTransfer = component(
+  'BankTransfer',
+  z
+    .object({
+      iban: z.string().meta({ description: "The account to transfer to (the channel's account), electronic form" }),
+      bic: z.string().meta({ description: "Its bank's BIC, when the channel's settings give one" }).optional(),
+      beneficiary: z.string().meta({ description: 'The account holder the payer names as beneficiary' }),
+      reference: z.string().meta({
+        description:
+          'The ISO 11649 structured creditor reference (RF, two check digits, 18 digits; mod-97 valid), unique to this payment, in electronic form (the payer page shows it in groups of four). The payer gives it as the structured reference of the transfer (or within its text); the bank\u2019s booked credit of exactly `amount` with it settles the payment',
+        example: 'RF94202612010000000123',
+      }),
+    })
+    .meta({
+      description:
+        'A payment by bank transfer: the payer sends a SEPA credit transfer of `amount` to `iban` with `reference`. The payer page (`cashierUrl`) shows them with the EPC QR code (EPC069-12) banking apps scan.',
+    }),
+);
+export type BankTransfer = z.output<typeof BankTransfer>;
+
 /** A payment order as the API returns it. */
 export const Payment = component(
   'Payment',
@@ -94,6 +118,7 @@ export const Payment = component(
         "Where the payer pays: the channel's hosted page (payerAction.url), or the sandbox cashier page for the built-in sandbox channel",
     }),
     payerAction: PayerAction,
+    bankTransfer: BankTransfer.optional(),
     paidAmount: decimal('Amount the payer paid; present once SUCCEEDED').optional(),
     channelTradeNo: z.string().optional(),
     payer: Payer.optional(),

@@ -39,8 +39,15 @@ export const Payee = component(
         .regex(/^\P{Cc}*$/u, 'free of control characters'),
       accountNumber: z
         .string()
-        .regex(/^[A-Za-z0-9@.+_-]{1,140}$/, 'up to 140 letters, digits or @.+_-')
-        .meta({ description: 'Bank account, CLABE, IBAN or PIX key; no spaces' }),
+        .max(140, 'at most 140 characters')
+        .regex(
+          /^[A-Za-z0-9@.+_-]+( [A-Za-z0-9@.+_-]+)*$/,
+          'up to 140 letters, digits or @.+_-, in groups separated by single spaces',
+        )
+        .meta({
+          description:
+            'Bank account, CLABE, IBAN or PIX key. Written as people write it (an IBAN in groups of four, `DE89 3704 0044 0532 0130 00`): the spaces are dropped and the number is kept in its electronic form (a SEPA channel also upper-cases an IBAN)',
+        }),
       bankCode: z
         .string()
         .regex(/^[A-Za-z0-9]{1,16}$/, 'up to 16 letters or digits')

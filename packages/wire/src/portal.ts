@@ -53,13 +53,29 @@ export type PaymentDetail = z.output<typeof PaymentDetail>;
 /**
  * A payout paid out in a bank file (channel kind sepa-sftp): the file's MsgId and what the bank's
  * files said of the payout — its status code (pain.002 TxSts such as ACSC or RJCT, or BOOK once
- * booked), the reason code of a rejection or return (AC01, AC04, …) and a return's reference.
+ * booked), the reason code of a rejection or return (AC01, AC04, AB05, …), a return's reference,
+ * and the statuses the bank gave on the way.
  */
 export const PayoutBankFile = z.object({
   msgId: z.string(),
+  /** A SEPA Instant file (`LclInstrm/Cd` `INST`). */
+  instant: z.boolean(),
   bankStatus: z.string().nullable(),
   reasonCode: z.string().nullable(),
   returnReference: z.string().nullable(),
+  /**
+   * Every status the bank's pain.002 gave of the file (GrpSts), its payment information block
+   * (PmtInfSts) and this payout (TxSts short of a final one: RCVD, ACTC, ACCP, ACSP, ACWC, PDNG),
+   * oldest first.
+   */
+  statuses: z.array(
+    z.object({
+      at: z.int(),
+      level: z.enum(['file', 'block', 'transaction']),
+      status: z.string(),
+      reason: z.string().nullable(),
+    }),
+  ),
 });
 export type PayoutBankFile = z.output<typeof PayoutBankFile>;
 

@@ -20,6 +20,20 @@ import { useCan } from '../session';
 import { DataTable } from '../table';
 import type { CountedPage, Payment, PaymentDetail, Payout, PayoutDetail, TimelineEntry, WebhookEvent } from '../types';
 
+/** What the ISO 20022 payment status codes a bank sends in its pain.002 mean (ExternalPaymentTransactionStatus1Code). */
+const BANK_STATUS_MEANING: Readonly<Record<string, string>> = {
+  RCVD: 'received by the bank',
+  ACTC: 'accepted after technical validation',
+  ACCP: 'accepted for payment (customer profile checked)',
+  ACSP: 'accepted, settlement in process',
+  ACWC: 'accepted with changes',
+  PDNG: 'pending: further checks before it is processed',
+  PART: 'partly accepted',
+  ACSC: 'accepted and settled',
+  ACCC: 'settled on the payee’s account',
+  RJCT: 'rejected',
+};
+
 /** What differs between the payments and the payouts list: the rest of the page is the same. */
 interface OrderListKind<T extends Payment | Payout> {
   readonly title: 'Payments' | 'Payouts';
@@ -507,11 +521,32 @@ export function PayoutPage({ orderNo, sandbox }: { orderNo: string; sandbox: boo
               <Details
                 items={[
                   ['File (MsgId)', <span className="mono">{data.bankFile.msgId}</span>],
+                  ['Transfer', data.bankFile.instant ? 'SEPA Instant' : 'SEPA credit transfer'],
                   ['Bank status', data.bankFile.bankStatus ?? 'no answer yet'],
                   ['Reason code', data.bankFile.reasonCode],
                   ['Return reference', data.bankFile.returnReference],
                 ]}
               />
+              {data.bankFile.statuses.length > 0 ? (
+                <>
+                  <h3>What the bank said on the way</h3>
+                  <ol className="bank-statuses" data-testid="bank-statuses">
+                    {data.bankFile.statuses.map((s, i) => (
+                      <li key={i}>
+                        <Time ms={s.at} /> <span className="mono">{s.status}</span>
+                        {s.reason ? <span className="mono"> {s.reason}</span> : null}
+                        {' — '}
+                        {BANK_STATUS_MEANING[s.status] ?? 'a status of the bank'}
+                        {s.level === 'file'
+                          ? ', for the whole file'
+                          : s.level === 'block'
+                            ? ', for its payment block'
+                            : ''}
+                      </li>
+                    ))}
+                  </ol>
+                </>
+              ) : null}
             </Card>
           ) : null}
           {sandbox && canSimulate ? (

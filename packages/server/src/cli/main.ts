@@ -54,7 +54,15 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
         raw body and authentication headers), newest first
   paygate channels files [--channel NAME] [--json]
         the files the sepa-sftp channels sent (MsgId, payouts, state built/uploaded/acknowledged, the
-        bank's group status) and received (state applied/set aside, with the reason), newest first
+        bank's statuses of the file and its block, intermediate ones included) and received (state
+        applied/set aside, with the reason), and the batch bookings read (applied, or a mismatch:
+        nothing applied), newest first
+  paygate channels credits [--channel NAME] [--all] [--json]
+        the credit transfers received on a sepa-sftp channel's account that matched no payment by
+        bank transfer (--all: the matched ones too), with the reason, amount, reference and payer
+  paygate channels health [--channel NAME] [--json]
+        each channel; for sepa-sftp its open batch and when it closes, the bank's next cut-off,
+        files waiting to go or for an answer, the last file read, unmatched credits and batches
   paygate channels sync --order-no ORDER_NO [--json]
         asks the order's channel about it now and applies the answer as polling does (e.g. a payout
         returned after polling stopped asking, 7 days after it succeeded); prints the channel's
@@ -245,6 +253,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       out: { type: 'string' },
       from: { type: 'string' },
       replace: { type: 'boolean', default: false },
+      all: { type: 'boolean', default: false },
 
       role: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -419,12 +428,20 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     case 'channels files': {
       const path =
         values.channel === undefined ? '/channels/files' : `/channels/${encodeURIComponent(values.channel)}/files`;
-      const files = await api.call<{ sent: Record<string, unknown>[]; received: Record<string, unknown>[] }>(
-        'GET',
-        path,
-      );
+      const files = await api.call<{
+        sent: Record<string, unknown>[];
+        received: Record<string, unknown>[];
+        batchBookings: Record<string, unknown>[];
+      }>('GET', path);
       if (json) return print(files, true);
       const at = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : '');
+      /** The bank's statuses of a file and its block, oldest first: `ACTC, block ACSP, ACSC`. */
+      const statuses = (list: unknown) =>
+        Array.isArray(list)
+          ? (list as { level: string; status: string; reason: string | null }[])
+              .map((s) => `${s.level === 'block' ? 'block ' : ''}${s.status}${s.reason ? ` ${s.reason}` : ''}`)
+              .join(', ')
+          : '';
       return print(
         [
           ...files.sent.map((f) => ({
@@ -433,7 +450,13 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
             channel: f.channel,
             name: f.name,
             state: f.state,
-            detail: `${String(f.transactions)} payouts, EUR ${String(f.controlSum)}${f.groupStatus ? `, ${String(f.groupStatus)}` : ''}${f.lastError ? `, ${String(f.lastError)}` : ''}`,
+            detail: [
+              `${String(f.transactions)} payouts${f.instant === true ? ' (instant)' : ''}, EUR ${String(f.controlSum)}`,
+              statuses(f.statuses),
+              f.lastError ? String(f.lastError) : '',
+            ]
+              .filter((part) => part !== '')
+              .join('; '),
           })),
           ...files.received.map((f) => ({
             direction: 'received',
@@ -443,9 +466,66 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
             state: f.state,
             detail: f.reason ?? f.message ?? '',
           })),
+          ...files.batchBookings.map((b) => ({
+            direction: 'booked',
+            at: at(b.receivedAt),
+            channel: b.channel,
+            name: String(b.msgId ?? b.pmtInfId ?? ''),
+            state: b.state === 'mismatch' ? 'batch mismatch' : 'batch booked',
+            detail: `${String(b.transactions ?? '?')} payouts, EUR ${String(b.amount)} in ${String(b.file)}${b.reason ? `: ${String(b.reason)}` : ''}`,
+          })),
         ],
         false,
       );
+    }
+    case 'channels credits': {
+      const channel = typeof values.channel === 'string' ? `/${encodeURIComponent(values.channel)}` : '';
+      const query = values.all === true ? '?state=all' : '';
+      const { credits } = await api.call<{ credits: Record<string, unknown>[] }>(
+        'GET',
+        `/channels${channel}/credits${query}`,
+      );
+      if (json) return print({ credits }, true);
+      return print(
+        credits.map((c) => ({
+          receivedAt: new Date(c.receivedAt as number).toISOString(),
+          channel: c.channel,
+          state: c.state,
+          reason: c.reason ?? '',
+          amount: `${String(c.currency)} ${String(c.amount)}`,
+          reference: c.reference ?? c.remittance ?? '',
+          orderNo: c.orderNo ?? '',
+          payer: [c.debtorName, c.debtorIban].filter(Boolean).join(', '),
+          bankRef: c.accountServicerRef ?? '',
+        })),
+        false,
+      );
+    }
+    case 'channels health': {
+      const { channels } = await api.call<{ channels: Record<string, unknown>[] }>('GET', '/channels/health');
+      const chosen = channels.filter((c) => values.channel === undefined || c.name === values.channel);
+      if (values.channel !== undefined && chosen.length === 0) {
+        throw new CliError(`no channel named ${String(values.channel)}`, 1);
+      }
+      if (json) return print({ channels: chosen }, true);
+      for (const c of chosen) {
+        const lines = [`${String(c.name)} (${String(c.kind)})`];
+        if (c.kind === 'sepa-sftp') {
+          const batch = c.openBatch as { payouts: number; closesAt: number; closedBy: string } | null;
+          const cutOff = c.nextCutOff as { bankTime: string } | null;
+          lines.push(
+            `  ${c.instant === true ? 'SEPA Instant' : 'SEPA credit transfers'}${c.paymentsByTransfer === true ? ', payments by bank transfer' : ''}`,
+            `  open batch: ${batch ? `${batch.payouts} payout(s), closes ${new Date(batch.closesAt).toISOString()} (${batch.closedBy})` : 'none'}`,
+            `  next cut-off: ${cutOff ? cutOff.bankTime : 'none (cutOffs not set)'}`,
+            `  files to upload: ${String(c.filesToUpload)}${c.lastUploadError ? ` (last error: ${String(c.lastUploadError)})` : ''}`,
+            `  oldest file without an answer: ${Math.round(Number(c.oldestUnacknowledgedSeconds))} s`,
+            `  last bank file read: ${typeof c.lastFileReadAt === 'number' ? new Date(c.lastFileReadAt).toISOString() : 'never'}`,
+            `  unmatched credits: ${String(c.unmatchedCredits)}, mismatched batch bookings: ${String(c.mismatchedBatches)}`,
+          );
+        }
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }
+      return;
     }
 
     case 'backup': {

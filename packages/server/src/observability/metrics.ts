@@ -112,6 +112,27 @@ export class Metrics {
     }),
   };
 
+  private readonly sepaStatuses = new Counter({
+    name: 'paygate_sepa_statuses_total',
+    help: "Statuses the bank's pain.002 gave, by channel, level (file: GrpSts, block: PmtInfSts, transaction: TxSts) and status (RCVD, ACTC, ACCP, ACSP, ACWC, PDNG, PART, ACSC, ACCC, RJCT, …)",
+    labelNames: ['channel', 'level', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly sepaBatchBookings = new Counter({
+    name: 'paygate_sepa_batch_bookings_total',
+    help: 'Batch bookings read (one DBIT entry for a whole file sent), by channel and outcome: applied, or mismatch (count or total not the file’s: nothing applied)',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly sepaCredits = new Counter({
+    name: 'paygate_sepa_credits_total',
+    help: 'Credit transfers received on a sepa-sftp channel’s account, by channel and outcome: matched (a payment by bank transfer settled) or unmatched (kept for the operator)',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(queue: () => Promise<{ pending: number; oldestPendingAgeSeconds: number }>, sources: MetricSources = {}) {
     this.registry.registerMetric(ordersFinal);
     this.registry.registerMetric(ledgerPostings);
@@ -239,6 +260,21 @@ export class Metrics {
   /** A SEPA file of `channel` built invalid, uploaded, applied or set aside (kind sepa-sftp). */
   sepaFile(channel: string, what: 'invalid' | 'uploaded' | 'applied' | 'set_aside'): void {
     this.sepaFiles[what].inc({ channel });
+  }
+
+  /** `times` statuses of `level` the bank's pain.002 gave on `channel`'s files. */
+  sepaStatus(channel: string, level: string, status: string, times = 1): void {
+    this.sepaStatuses.inc({ channel, level, status }, times);
+  }
+
+  /** Batch bookings of `channel` read, applied or mismatched. */
+  sepaBatchBooking(channel: string, outcome: 'applied' | 'mismatch', times = 1): void {
+    this.sepaBatchBookings.inc({ channel, outcome }, times);
+  }
+
+  /** Credit transfers received on `channel`'s account, matched or not. */
+  sepaCredit(channel: string, outcome: 'matched' | 'unmatched', times = 1): void {
+    this.sepaCredits.inc({ channel, outcome }, times);
   }
 
   attempt(outcome: 'delivered' | 'retry' | 'failed', latencyMs: number): void {

@@ -16,6 +16,18 @@ export interface CashierPage {
    * Code) and its QR code as an SVG drawn by the `qrcode` library; shown while the payment is open.
    */
   readonly pix?: { readonly code: string; readonly qrSvg: string };
+  /**
+   * A payment by bank transfer's details as people read them (the IBAN and the reference in groups
+   * of four), the EPC QR code's payload and its SVG; shown while the payment is open.
+   */
+  readonly transfer?: {
+    readonly iban: string;
+    readonly bic?: string;
+    readonly beneficiary: string;
+    readonly reference: string;
+    readonly payload: string;
+    readonly qrSvg: string;
+  };
   /** A channel's payer page (production): the code only, no sandbox form. */
   readonly payerOnly?: boolean;
   /** The page's words, amounts and dates, in the payer's language. */
@@ -81,6 +93,8 @@ footer{color:#4b5563;font-size:.8rem;text-align:center;margin-top:1rem}
 .pix svg{width:14rem;height:14rem;max-width:100%}
 .pix textarea{width:100%;font:.8rem/1.4 ui-monospace,monospace;padding:.5rem;border:1px solid #6b7280;border-radius:.5rem;resize:none;overflow-wrap:anywhere}
 .copy{background:#1e3a8a;color:#fff;margin-top:.5rem}
+.transfer .pix svg{width:16rem;height:16rem}
+.mono{font-family:ui-monospace,monospace}
 `;
 
 /** The Pix block: the QR code and the copy-and-paste code with its copy button. */
@@ -91,6 +105,24 @@ function pixBlock(pix: NonNullable<CashierPage['pix']>, m: Messages): string {
 <label for="pix-code">${escapeHtml(m.t('pix.code'))}</label>
 <textarea id="pix-code" data-testid="pix-code" readonly rows="4">${escapeHtml(pix.code)}</textarea>
 <button class="copy" type="button" data-copy="pix-code" data-copied="${escapeHtml(m.t('pix.copied'))}">${escapeHtml(m.t('pix.copy'))}</button>
+</section>`;
+}
+
+/** The bank transfer block: the EPC QR code, and what to type when not scanning it. */
+function transferBlock(transfer: NonNullable<CashierPage['transfer']>, amount: string, m: Messages): string {
+  const row = (key: string, value: string, id: string) =>
+    `<dt>${escapeHtml(m.t(key))}</dt><dd class="mono" data-testid="${id}">${escapeHtml(value)}</dd>`;
+  return `<section class="transfer" aria-labelledby="transfer-title">
+<h2 id="transfer-title" class="hint">${escapeHtml(m.t('transfer.title'))}</h2>
+<div class="pix" data-testid="transfer-qr" role="img" aria-label="${escapeHtml(m.t('transfer.qr'))}">${transfer.qrSvg}</div>
+<dl>
+${row('transfer.beneficiary', transfer.beneficiary, 'transfer-beneficiary')}
+${row('transfer.iban', transfer.iban, 'transfer-iban')}
+${transfer.bic === undefined ? '' : row('transfer.bic', transfer.bic, 'transfer-bic')}
+${row('transfer.amount', amount, 'transfer-amount')}
+${row('transfer.reference', transfer.reference, 'transfer-reference')}
+</dl>
+<p class="hint">${escapeHtml(m.t('transfer.hint'))}</p>
 </section>`;
 }
 
@@ -167,6 +199,7 @@ export function renderCashierPage(page: CashierPage): string {
       : `\n<p class="hint" data-testid="return">${escapeHtml(m.t('form.returnTo')).replace('{host}', `<strong>${escapeHtml(returnHost)}</strong>`)}</p>`;
   const amount = m.money(payment.amount, payment.currency);
   const pix = page.pix && page.open ? pixBlock(page.pix, m) : '';
+  const transfer = page.transfer && page.open ? transferBlock(page.transfer, amount, m) : '';
   const form =
     page.open && !page.payerOnly
       ? `<form method="post" action="${escapeHtml(withLang(path, page.lang))}" novalidate>
@@ -214,10 +247,10 @@ ${when}
 ${payer}
 </dl>
 <p class="status ${payment.status}" role="status" data-testid="status">${escapeHtml(statusText(payment, page.open, m))}</p>
-${pix}
+${pix}${transfer}
 ${form}
 </div>
-<footer>${escapeHtml(m.t(page.payerOnly ? 'footer.payer' : 'footer.sandbox'))}</footer>${pix ? `\n<script>${COPY_SCRIPT}</script>` : ''}
+<footer>${escapeHtml(m.t(page.payerOnly ? (page.transfer ? 'footer.transfer' : 'footer.payer') : 'footer.sandbox'))}</footer>${pix ? `\n<script>${COPY_SCRIPT}</script>` : ''}
 </main>
 </body>
 </html>

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { epcQrPayload, formatCreditorReference } from '@paygate/iso20022';
 import { buildBrCode } from '@paygate/pix';
 import QRCode from 'qrcode';
 import { DomainError, type ErrorCode, type FieldError } from '../../errors.js';
@@ -78,6 +79,7 @@ interface Loaded {
   readonly merchantName: string;
   readonly payment: PaymentView;
   readonly pix: CashierPage['pix'];
+  readonly transfer: CashierPage['transfer'];
 }
 
 /** The Pix key of the sandbox's codes: a random-key (EVP) form no real account holds. */
@@ -120,6 +122,31 @@ async function pixOf(payment: PaymentView, merchantName: string): Promise<Cashie
 }
 
 /**
+ * A payment by bank transfer's block (kind sepa-sftp): the account, the beneficiary, the amount and
+ * the reference as people read them, and the EPC QR code (EPC069-12, version 002, UTF-8) banking
+ * apps scan: its payload is the guidelines' lines (`@paygate/iso20022`'s `epcQrPayload`), drawn
+ * by the `qrcode` library at error correction level M, as the guidelines ask.
+ */
+async function transferOf(payment: PaymentView): Promise<CashierPage['transfer']> {
+  const transfer = payment.bankTransfer;
+  if (transfer === undefined) return undefined;
+  const payload = epcQrPayload({
+    beneficiary: { name: transfer.beneficiary, iban: transfer.iban, bic: transfer.bic },
+    amount: payment.amount,
+    reference: transfer.reference,
+  });
+  const qrSvg = await QRCode.toString(payload, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+  return {
+    iban: transfer.iban.replace(/(.{4})(?!$)/g, '$1 '),
+    ...(transfer.bic !== undefined ? { bic: transfer.bic } : {}),
+    beneficiary: transfer.beneficiary,
+    reference: formatCreditorReference(transfer.reference),
+    payload,
+    qrSvg,
+  };
+}
+
+/**
  * The sandbox cashier page at each payment's `cashierUrl` (`/cashier/:orderNo`): it shows the
  * amount, currency and method, and the payer pays (SUCCEEDED, with the payer's name and document
  * number) or makes the payment fail, exactly as the channel would report it — the order moves,
@@ -155,12 +182,20 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
     const merchantId = await payments.ownerOf(orderNo);
     if (merchantId === undefined) return undefined;
     const payment = await payments.get(merchantId, { orderNo });
-    // Production serves only a channel's Pix code that points here (kind pix-api).
+    // Production serves only a channel's payer page that points here: a Pix code (kind pix-api)
+    // or a bank transfer's details (kind sepa-sftp).
     const here = `${services.config.publicUrl}/cashier/${orderNo}`;
-    if (!sandbox && (payment.payerAction.kind !== 'pix' || payment.payerAction.url !== here)) return undefined;
+    const served = payment.payerAction.kind === 'pix' || payment.payerAction.kind === 'bank';
+    if (!sandbox && (!served || payment.payerAction.url !== here)) return undefined;
     const merchant = await services.merchants.profile(merchantId);
     const merchantName = merchant?.name ?? 'the merchant';
-    return { merchantId, merchantName, payment, pix: await pixOf(payment, merchantName) };
+    return {
+      merchantId,
+      merchantName,
+      payment,
+      pix: await pixOf(payment, merchantName),
+      transfer: await transferOf(payment),
+    };
   };
   const isOpen = (payment: PaymentView) => payment.status === 'PENDING' && payment.expiresAt > services.now();
   /** The request's language (the link's `lang`, else Accept-Language) and the `lang` to carry on. */
@@ -182,6 +217,7 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
       payment: loaded.payment,
       open: isOpen(loaded.payment),
       ...(loaded.pix ? { pix: loaded.pix } : {}),
+      ...(loaded.transfer ? { transfer: loaded.transfer } : {}),
       payerOnly: loaded.payment.payerAction.kind !== 'redirect',
       messages: language.messages,
       lang: language.lang,

@@ -33,6 +33,24 @@ export interface ChannelOrders {
 export interface ChannelPayments extends ChannelOrders {
   /** An open payment of `channel` by the channel's id of it. */
   openByChannelTradeNo(channel: string, channelTradeNo: string): Promise<string | undefined>;
+  /**
+   * A credit transfer received for a payment by bank transfer (kind sepa-sftp), inside `tx` (the
+   * bank file's transaction): settles the first payment of `orderNos` it is for, or says why not.
+   */
+  settleBankCredit(
+    tx: Queryable,
+    channel: string,
+    credit: {
+      readonly orderNos: readonly string[];
+      readonly amountMinor: bigint;
+      readonly currency: string;
+      readonly channelTradeNo?: string | undefined;
+      readonly payerName?: string | undefined;
+    },
+  ): Promise<{
+    readonly outcome: 'matched' | 'unknown_reference' | 'other_amount' | 'payment_final' | 'expired';
+    readonly orderNo?: string;
+  }>;
 }
 
 /** What the channels layer asks of the payouts service besides ChannelOrders. */
@@ -62,6 +80,8 @@ export interface ChannelPayouts extends ChannelOrders {
   ): Promise<ReadonlyMap<string, ApplyOutcome>>;
   /** Channels that send payouts in files (sepa-sftp): when the oldest unbatched confirmed payout was confirmed. */
   oldestUnbatched(channel: string): Promise<Date | undefined>;
+  /** How many confirmed payouts of `channel` wait for a batch, and the oldest one's confirmation. */
+  unbatched(channel: string): Promise<{ readonly count: number; readonly oldest: Date } | undefined>;
   /** Assigns the channel's unbatched payouts confirmed by `until` to `batch`, inside `tx`. */
   assignBatch(
     tx: Queryable,

@@ -225,9 +225,18 @@ export interface Connector {
 /** A payout's bank file and the bank's word on it (the wire's PayoutBankFile). */
 export interface PayoutFile {
   readonly msgId: string;
+  /** A SEPA Instant file. */
+  readonly instant: boolean;
   readonly bankStatus: string | null;
   readonly reasonCode: string | null;
   readonly returnReference: string | null;
+  /** Every status the bank gave of the file, its block and this payout, oldest first (intermediate ones included). */
+  readonly statuses: {
+    readonly at: number;
+    readonly level: 'file' | 'block' | 'transaction';
+    readonly status: string;
+    readonly reason: string | null;
+  }[];
 }
 
 /** What a connector needs from the platform around it. */

@@ -8,7 +8,8 @@ import { parseInput } from '../../validation.js';
 import type { ChannelServices } from './apply.js';
 import { listNotifications, receiveNotification, recordHint, settleHint } from './notifications.js';
 import { configuredChannels, syncOrder } from './polling.js';
-import { listSepaFiles } from './sepa-sftp/files.js';
+import { listSepaCredits, listSepaFiles } from './sepa-sftp/files.js';
+import { sepaChannelHealth } from './sepa-sftp/health.js';
 import { isSepaSftp } from './sepa-sftp/sepa-sftp.js';
 
 const noSuchChannel = () => new DomainError('NOT_FOUND', 'no such channel');
@@ -70,6 +71,10 @@ export function channelRoutes(app: FastifyInstance, services: ChannelServices): 
   });
 }
 
+/** GET /admin/v1/channels/credits?state=unmatched|all */
+const creditsQuery = z.strictObject({ state: z.enum(['unmatched', 'all']).optional() });
+const creditsOptions = (query: unknown) => ({ all: parseInput(creditsQuery, query ?? {}).state === 'all' });
+
 /** POST /admin/v1/channels/sync */
 const syncInput = z.strictObject({ orderNo: z.union([orderNoOf('P'), orderNoOf('W')]) });
 
@@ -80,7 +85,14 @@ const syncInput = z.strictObject({ orderNo: z.union([orderNoOf('P'), orderNoOf('
  * - `POST /admin/v1/channels/sync` (`paygate channels sync`): asks an order's channel about it
  *   now and applies the answer (polling.ts, syncOrder);
  * - `GET /admin/v1/channels/files`, `GET /admin/v1/channels/{name}/files` (`paygate channels files`): the files the
- *   sepa-sftp channels sent (built, uploaded, acknowledged) and received (applied, set aside).
+ *   sepa-sftp channels sent (built, uploaded, acknowledged, with the bank's statuses) and received (applied, set
+ *   aside), and the batch bookings read (applied, or mismatched: kept for the operator);
+ * - `GET /admin/v1/channels/credits[?state=all]`, `GET /admin/v1/channels/{name}/credits` (`paygate channels
+ *   credits`): the credit transfers received on a sepa-sftp channel's account that matched no payment (all of
+ *   them with `state=all`), newest first;
+ * - `GET /admin/v1/channels/health` (`paygate channels health`): each channel, and for sepa-sftp its open batch and
+ *   when it closes, the bank's next cut-off, files waiting upload or an answer, the last file read, unmatched
+ *   credits and mismatched batches.
  */
 export function channelAdminRoutes(admin: FastifyInstance, services: ChannelServices): void {
   admin.get('/channels/:name/notifications', async (request) => {
@@ -94,6 +106,26 @@ export function channelAdminRoutes(admin: FastifyInstance, services: ChannelServ
     const connector = services.channels.get(name);
     if (!connector || !isSepaSftp(connector)) throw noSuchChannel();
     return success(await listSepaFiles(services.db, name));
+  });
+  admin.get('/channels/credits', async (request) =>
+    success({ credits: await listSepaCredits(services.db, undefined, creditsOptions(request.query)) }),
+  );
+  admin.get('/channels/:name/credits', async (request) => {
+    const { name } = request.params as { name: string };
+    const connector = services.channels.get(name);
+    if (!connector || !isSepaSftp(connector)) throw noSuchChannel();
+    return success({ credits: await listSepaCredits(services.db, name, creditsOptions(request.query)) });
+  });
+  admin.get('/channels/health', async () => {
+    const channels = [];
+    for (const connector of services.channels.list()) {
+      channels.push(
+        isSepaSftp(connector)
+          ? await sepaChannelHealth(services, connector)
+          : { name: connector.name, kind: connector.kind },
+      );
+    }
+    return success({ channels });
   });
   admin.post('/channels/sync', async (request) => {
     const { orderNo } = parseInput(syncInput, request.body);

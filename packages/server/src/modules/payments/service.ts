@@ -370,6 +370,8 @@ export class Payments {
     const payer = payerOf(row);
     if (payer) view.payer = payer;
     if (row.finalized_at !== null) view.finalizedAt = row.finalized_at.getTime();
+    const transfer = bankTransferOf(payerAction);
+    if (transfer) view.bankTransfer = transfer;
     return view;
   }
 
@@ -674,6 +676,56 @@ export class Payments {
     return this.view(row);
   }
 
+  /**
+   * A credit transfer a bank file brings for a payment by bank transfer (kind sepa-sftp), inside
+   * the file's transaction `tx`: the first of `orderNos` (the payments its creditor references
+   * name) that is a payment of `channel`, locked; SUCCEEDED, with `paidAmount` the credit's
+   * amount, `channelTradeNo` the bank's reference and the payer's name, when it is PENDING, not
+   * past its expiry, and the credit is its amount in its currency. Otherwise nothing changes and
+   * the answer says why (decisions.md: the credit is then kept for the operator).
+   */
+  async settleBankCredit(
+    tx: Queryable,
+    channel: string,
+    credit: {
+      readonly orderNos: readonly string[];
+      readonly amountMinor: bigint;
+      readonly currency: string;
+      readonly channelTradeNo?: string | undefined;
+      readonly payerName?: string | undefined;
+    },
+  ): Promise<{
+    readonly outcome: 'matched' | 'unknown_reference' | 'other_amount' | 'payment_final' | 'expired';
+    readonly orderNo?: string;
+  }> {
+    const found = await tx.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_no = ANY($1::text[]) AND channel = $2 ORDER BY id FOR UPDATE`,
+      [[...credit.orderNos], channel],
+    );
+    const byOrder = new Map(found.rows.map((row) => [row.order_no, row]));
+    const row = credit.orderNos.map((orderNo) => byOrder.get(orderNo)).find((candidate) => candidate !== undefined);
+    if (!row) return { outcome: 'unknown_reference' };
+    const orderNo = row.order_no;
+    if (row.status !== 'PENDING') return { outcome: 'payment_final', orderNo };
+    if (row.expires_at.getTime() <= this.now()) return { outcome: 'expired', orderNo };
+    if (credit.currency !== row.currency || credit.amountMinor !== row.amount_minor) {
+      return { outcome: 'other_amount', orderNo };
+    }
+    const name = credit.payerName?.trim();
+    await applyMove(
+      tx,
+      PAYMENT_STATES,
+      row,
+      this.move(row, 'SUCCEEDED', 'bank_file', () => ({
+        paid_amount_minor: credit.amountMinor,
+        channel_trade_no: credit.channelTradeNo ?? row.channel_trade_no ?? channelTradeNo(),
+        ...(name ? { payer_name: name.slice(0, 200) } : {}),
+      })),
+      new Date(this.now()),
+    );
+    return { outcome: 'matched', orderNo };
+  }
+
   /** A state change of one payment through the shared helper: its row locked, the move checked against PAYMENT_STATES. */
   private transition(
     merchantId: bigint,
@@ -828,6 +880,17 @@ function paymentEvent(row: PaymentRow): NewEvent {
     payer: payerOf(row),
     attach: row.attach ?? undefined,
   });
+}
+
+/**
+ * A payment by bank transfer's account, beneficiary and reference (decisions.md, "Payments by
+ * bank transfer"), from what its channel told the payer to do (kind sepa-sftp: `bank`).
+ */
+function bankTransferOf(action: PayerAction): PaymentView['bankTransfer'] {
+  if (action.kind !== 'bank') return undefined;
+  const { iban, bic, beneficiary, reference } = action.bankDetails;
+  if (iban === undefined || beneficiary === undefined || reference === undefined) return undefined;
+  return { iban, ...(bic !== undefined ? { bic } : {}), beneficiary, reference };
 }
 
 function channelTradeNo(): string {

@@ -223,8 +223,9 @@ export class Payouts {
     }
     // The channel's own payee rules (kind sepa-sftp: an IBAN, a BIC, a name of 1–70 characters),
     // before anything is reserved; a payee it normalizes (an IBAN's spaces) is stored as it says.
-    let payee = parsed.payee;
-    const checked = connector?.validatePayee?.(parsed.payee);
+    // An account number as people write it (an IBAN in groups of four): kept without its spaces.
+    let payee = { ...parsed.payee, accountNumber: parsed.payee.accountNumber.replace(/ /g, '') };
+    const checked = connector?.validatePayee?.(payee);
     if (checked && !checked.ok) errors.push(...checked.errors);
     else if (checked?.ok) payee = { ...payee, ...checked.payee };
     if (errors.length > 0) throw validationFailed(errors);
@@ -714,6 +715,17 @@ export class Payouts {
       [channel],
     );
     return result.rows[0]?.confirmed_at ?? undefined;
+  }
+
+  /** How many confirmed payouts of `channel` wait for a batch, and the oldest one's confirmation; undefined for none. */
+  async unbatched(channel: string): Promise<{ readonly count: number; readonly oldest: Date } | undefined> {
+    const result = await this.db.query<{ count: bigint; oldest: Date | null }>(
+      `SELECT count(*) AS count, min(confirmed_at) AS oldest FROM payouts
+        WHERE channel = $1 AND status = 'PROCESSING' AND channel_batch IS NULL`,
+      [channel],
+    );
+    const row = result.rows[0];
+    return row?.oldest ? { count: Number(row.count), oldest: row.oldest } : undefined;
   }
 
   /**

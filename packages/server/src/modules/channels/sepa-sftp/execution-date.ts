@@ -8,22 +8,26 @@
  * later one on the next business day; a date in the past or on a closing day is rolled forward by
  * some banks and refused by others (pain.002 `DT01`). The date is the bank's: the calendar day in
  * its time zone, not UTC's, so a file built at 23:30 UTC (00:30 in Brussels) asks for the Brussels
- * day, never for the day before.
+ * day, never for the day before. A bank with several cut-offs a day (`cutOffs`) processes files at
+ * each; only the day's last one moves a file to the next business day.
  */
 
-/** How the bank's day is told: its time zone, and its cut-off time there when it has one. */
+/** How the bank's day is told: its time zone, and its cut-off times there. */
 export interface ExecutionCalendar {
   /** An IANA time zone (CET for the euro area: `Europe/Brussels`). */
   readonly timeZone: string;
-  /** `HH:MM`, 24-hour, in `timeZone`: a file built at or after it is for the next business day. */
-  readonly cutOff?: string | undefined;
+  /**
+   * `HH:MM`, 24-hour, in `timeZone`, sorted: the times a business day's files are processed at. A
+   * file built at or after the day's last one is for the next business day.
+   */
+  readonly cutOffs?: readonly string[] | undefined;
 }
 
 /** One formatter per time zone: making one costs far more than using it. */
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** The calendar day and the minute of that day at instant `at` in `timeZone`. */
-function localTime(at: Date, timeZone: string): { readonly day: Date; readonly minute: number } {
+/** The calendar day and the millisecond of that day at instant `at` in `timeZone`. */
+function localTime(at: Date, timeZone: string): { readonly day: Date; readonly ms: number } {
   let format = formatters.get(timeZone);
   if (!format) {
     format = new Intl.DateTimeFormat('en-US', {
@@ -33,6 +37,7 @@ function localTime(at: Date, timeZone: string): { readonly day: Date; readonly m
       day: 'numeric',
       hour: 'numeric',
       minute: 'numeric',
+      second: 'numeric',
       hourCycle: 'h23',
     });
     formatters.set(timeZone, format);
@@ -40,9 +45,17 @@ function localTime(at: Date, timeZone: string): { readonly day: Date; readonly m
   const part = Object.fromEntries(format.formatToParts(at).map(({ type, value }) => [type, Number(value)]));
   return {
     day: new Date(Date.UTC(part.year as number, (part.month as number) - 1, part.day as number)),
-    minute: (part.hour as number) * 60 + (part.minute as number),
+    ms:
+      ((part.hour as number) * 3_600 + (part.minute as number) * 60 + (part.second as number)) * 1_000 +
+      at.getUTCMilliseconds(),
   };
 }
+
+/** `HH:MM` as milliseconds of the day. */
+const msOfDay = (time: string): number => {
+  const [hours, minutes] = time.split(':').map(Number) as [number, number];
+  return (hours * 60 + minutes) * 60_000;
+};
 
 /** Easter Sunday of `year` in the Gregorian calendar (the anonymous algorithm, Meeus's statement of it). */
 export function easterSunday(year: number): Date {
@@ -81,15 +94,61 @@ export function isTargetDay(day: Date): boolean {
 
 /**
  * The execution date (`YYYY-MM-DD`) for a file built at `at`: the bank's calendar day, the next
- * one when `at` is at or after its cut-off, then the first TARGET business day from there.
+ * one when `at` is at or after the day's last cut-off, then the first TARGET business day from
+ * there. A SEPA Instant file executes at once, any day of the year: its bank's calendar day
+ * (`instant`), never rolled.
  */
-export function requestedExecutionDate(at: Date, calendar: ExecutionCalendar): string {
-  const { day, minute } = localTime(at, calendar.timeZone);
+export function requestedExecutionDate(at: Date, calendar: ExecutionCalendar, instant = false): string {
+  const { day, ms } = localTime(at, calendar.timeZone);
+  if (instant) return day.toISOString().slice(0, 10);
   let date = day;
-  if (calendar.cutOff !== undefined) {
-    const [hours, minutes] = calendar.cutOff.split(':').map(Number) as [number, number];
-    if (minute >= hours * 60 + minutes) date = addDays(date, 1);
-  }
+  const last = calendar.cutOffs?.at(-1);
+  if (last !== undefined && ms >= msOfDay(last)) date = addDays(date, 1);
   while (!isTargetDay(date)) date = addDays(date, 1);
   return date.toISOString().slice(0, 10);
+}
+
+/**
+ * The instant of wall-clock time `ms` (of the day) on calendar day `day` in `timeZone`. A time
+ * the clocks skip (the hour of the switch to summer time) is the instant an hour on.
+ */
+function instantOf(day: Date, ms: number, timeZone: string): number {
+  const wall = day.getTime() + ms;
+  // The zone's offset at a first guess, then at the instant that guess gives (they differ only
+  // across a switch of the clocks).
+  let instant = wall;
+  for (let i = 0; i < 2; i++) {
+    const local = localTime(new Date(instant), timeZone);
+    const offset = local.day.getTime() + local.ms - instant;
+    instant = wall - offset;
+  }
+  return instant;
+}
+
+/**
+ * The first cut-off at or after `at`: the instant of one of `cutOffs` on a TARGET business day of
+ * the bank's calendar (banks process files on business days only); undefined without cut-offs.
+ */
+export function nextCutOff(at: number, calendar: ExecutionCalendar): number | undefined {
+  const times = calendar.cutOffs ?? [];
+  if (times.length === 0) return undefined;
+  let { day } = localTime(new Date(at), calendar.timeZone);
+  // A week and the longest run of TARGET closing days (Easter) always hold a business day.
+  for (let i = 0; i < 14; i++, day = addDays(day, 1)) {
+    if (!isTargetDay(day)) continue;
+    for (const time of times) {
+      const instant = instantOf(day, msOfDay(time), calendar.timeZone);
+      if (instant >= at) return instant;
+    }
+  }
+  return undefined;
+}
+
+/** An instant as the bank's wall clock shows it: `2026-12-01 15:00 Europe/Brussels`. */
+export function bankTime(at: number, timeZone: string): string {
+  const { day, ms } = localTime(new Date(at), timeZone);
+  const minutes = Math.floor(ms / 60_000);
+  const hh = String(Math.floor(minutes / 60)).padStart(2, '0');
+  const mm = String(minutes % 60).padStart(2, '0');
+  return `${day.toISOString().slice(0, 10)} ${hh}:${mm} ${timeZone}`;
 }

@@ -39,7 +39,8 @@ function every(intervalMs: number, step: () => Promise<void>): () => Promise<voi
 
 /**
  * The file steps of one sepa-sftp channel: closing due batches and uploading stored files (every
- * quarter of `batchEvery`, at most every 5 s, so a batch closes within that of its time), and
+ * quarter of `batchEvery`, at most every 5 s, so a batch closes within that of its time or its
+ * cut-off; every 250 ms for SEPA Instant), and
  * reading the bank's files every `pollEvery`. A batch whose file failed its checks is tried again
  * `batchEvery` later, not at every step.
  */
@@ -50,7 +51,9 @@ function startChannel(
 ): () => Promise<void> {
   const { name, settings } = connector;
   let retryInvalidAt = 0;
-  const outbound = every(Math.max(250, Math.min(5_000, settings.batchEvery / 4)), async () => {
+  // SEPA Instant: a confirmed payout leaves within 2 s (its second closes it, the next step sends it).
+  const outboundMs = settings.instant ? 250 : Math.max(250, Math.min(5_000, settings.batchEvery / 4));
+  const outbound = every(outboundMs, async () => {
     try {
       if (services.now() >= retryInvalidAt) {
         const batch = await batchOnce(services, connector, options);

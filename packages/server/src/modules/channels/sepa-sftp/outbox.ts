@@ -2,7 +2,7 @@ import { oneLine, validateXml, writePain001 } from '@paygate/iso20022';
 import { ulid } from '../../../ids.js';
 import type { Metrics } from '../../../observability/metrics.js';
 import type { ChannelServices } from '../apply.js';
-import { requestedExecutionDate } from './execution-date.js';
+import { nextCutOff, requestedExecutionDate } from './execution-date.js';
 import type { SepaSftpConnector } from './sepa-sftp.js';
 import { SftpError } from './sftp.js';
 
@@ -16,15 +16,40 @@ export interface FileLog {
 /** What the file steps need besides the services. */
 export interface FileStepOptions {
   readonly log: FileLog;
-  readonly metrics?: Pick<Metrics, 'sepaFile'> | undefined;
+  readonly metrics?: Pick<Metrics, 'sepaFile' | 'sepaStatus' | 'sepaBatchBooking' | 'sepaCredit'> | undefined;
 }
+
+/**
+ * What closes an open batch: `batchEvery` after its first confirmation, the bank's next cut-off
+ * if that comes first, or for SEPA Instant its first confirmation itself.
+ */
+export type ClosedBy = 'batchEvery' | 'cutOff' | 'instant';
 
 /** What closing a batch came to. */
 export type BatchResult =
   | { readonly kind: 'none' }
-  | { readonly kind: 'waiting'; readonly closesAt: number }
-  | { readonly kind: 'built'; readonly msgId: string; readonly transactions: number }
+  | { readonly kind: 'waiting'; readonly closesAt: number; readonly closedBy: ClosedBy }
+  | { readonly kind: 'built'; readonly msgId: string; readonly transactions: number; readonly closedBy: ClosedBy }
   | { readonly kind: 'invalid'; readonly reasons: readonly string[] };
+
+/**
+ * When the batch opened at `opened` (its first confirmation, Unix ms) closes, and by what. SEPA
+ * Instant: at once, so the next step (every 250 ms) sends the payout, with those confirmed in the
+ * meantime (within the same second), and it leaves well within 2 s. Otherwise `batchEvery` after
+ * it, or at the bank's first cut-off at or after it when that is sooner (a bank processes what it
+ * has by then).
+ */
+export function batchClose(
+  opened: number,
+  settings: Pick<SepaSftpConnector['settings'], 'batchEvery' | 'instant' | 'cutOffs' | 'timeZone'>,
+): { readonly closesAt: number; readonly closedBy: ClosedBy } {
+  if (settings.instant) return { closesAt: opened, closedBy: 'instant' };
+  const every = opened + settings.batchEvery;
+  const cutOff = nextCutOff(opened, settings);
+  return cutOff !== undefined && cutOff < every
+    ? { closesAt: cutOff, closedBy: 'cutOff' }
+    : { closesAt: every, closedBy: 'batchEvery' };
+}
 
 /** A batch whose file failed its checks: the transaction is rolled back, nothing is stored. */
 class InvalidFile extends Error {
@@ -42,8 +67,9 @@ export const newMsgId = (now: number): string => `PG${ulid(now)}`;
 
 /**
  * Closes the channel's batch when it is due (one step; `startSepaChannels` schedules it). The
- * first confirmed payout not yet in a file opens the batch; `batchEvery` later it closes with
- * every payout confirmed by then. In ONE transaction: the payouts are assigned to the new MsgId
+ * first confirmed payout not yet in a file opens the batch; it closes (`batchClose`) `batchEvery`
+ * later, at the bank's next cut-off when that is sooner, or for SEPA Instant at once (the next
+ * step), with every payout confirmed by then. In ONE transaction: the payouts are assigned to the new MsgId
  * (their row locks decide between instances: a payout is never in two batches), the pain.001 is
  * written and validated against the EPC XSD, and its exact bytes are stored with the payouts it
  * holds. A file that fails its checks rolls all of it back: nothing is stored or uploaded, the
@@ -58,8 +84,8 @@ export async function batchOnce(
   const { settings } = connector;
   const oldest = await services.payouts.oldestUnbatched(connector.name);
   if (!oldest) return { kind: 'none' };
-  const closesAt = oldest.getTime() + settings.batchEvery;
-  if (services.now() < closesAt) return { kind: 'waiting', closesAt };
+  const { closesAt, closedBy } = batchClose(oldest.getTime(), settings);
+  if (services.now() < closesAt) return { kind: 'waiting', closesAt, closedBy };
   const msgId = newMsgId(services.now());
   try {
     return await services.db.transaction(async (tx): Promise<BatchResult> => {
@@ -71,8 +97,15 @@ export async function batchOnce(
         xml = writePain001({
           msgId,
           createdAt,
-          requestedExecutionDate: requestedExecutionDate(createdAt, settings),
+          // A batch a cut-off closed holds what was confirmed before it: it is that cut-off's file,
+          // for that cut-off's day, though built a moment after it.
+          requestedExecutionDate: requestedExecutionDate(
+            closedBy === 'cutOff' ? new Date(closesAt - 1) : createdAt,
+            settings,
+            settings.instant,
+          ),
           paymentInformationId: msgId,
+          instant: settings.instant,
           debtor: settings.debtor,
           transactions: payouts.map((payout) => ({
             endToEndId: payout.orderNo,
@@ -88,9 +121,9 @@ export async function batchOnce(
       const bytes = Buffer.from(xml, 'utf8');
       const controlSum = payouts.reduce((sum, payout) => sum + payout.amountMinor, 0n);
       const stored = await tx.query<{ id: bigint }>(
-        `INSERT INTO sepa_files (channel, msg_id, name, bytes, transactions, ctrl_sum_minor, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-        [connector.name, msgId, `${msgId}.xml`, bytes, payouts.length, controlSum, createdAt],
+        `INSERT INTO sepa_files (channel, msg_id, pmt_inf_id, name, bytes, transactions, ctrl_sum_minor, created_at, instant)
+         VALUES ($1, $2, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+        [connector.name, msgId, `${msgId}.xml`, bytes, payouts.length, controlSum, createdAt, settings.instant],
       );
       const fileId = stored.rows[0]?.id as bigint;
       // The primary key on order_no refuses a payout in a second file, whatever happened before.
@@ -105,7 +138,7 @@ export async function batchOnce(
           payouts.map((p) => p.amountMinor.toString()),
         ],
       );
-      return { kind: 'built', msgId, transactions: payouts.length };
+      return { kind: 'built', msgId, transactions: payouts.length, closedBy };
     });
   } catch (error) {
     if (!(error instanceof InvalidFile)) throw error;

@@ -1,17 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isBic, normalizeIban, toEpcLatin } from '@paygate/iso20022';
+import { creditorReference, isBic, normalizeCreditorReference, normalizeIban, toEpcLatin } from '@paygate/iso20022';
 import type { ChannelSettings } from '../../../channel-settings.js';
 import type { Db } from '../../../db/db.js';
 import type { FieldError } from '../../../errors.js';
-import type {
-  ChannelOrderRef,
-  ChannelPayoutOrder,
-  ChannelState,
-  Connector,
-  ConnectorContext,
-  PayeeCheck,
+import {
+  ChannelUnavailable,
+  type ChannelOrderRef,
+  type ChannelPayoutOrder,
+  type ChannelState,
+  type Connector,
+  type ConnectorContext,
+  type PayeeCheck,
 } from '../connector.js';
+import { statusesOf } from './files.js';
 import { SftpSession } from './sftp.js';
 
 export type SepaSftpSettings = Extract<ChannelSettings, { kind: 'sepa-sftp' }>;
@@ -49,9 +51,29 @@ export function sepaPayee(payee: ChannelPayoutOrder['payee']): PayeeCheck {
   return { ok: true, payee: { accountNumber: iban, ...(bic !== undefined ? { bankCode: bic } : {}) } };
 }
 
+/**
+ * The creditor reference of a payment by bank transfer (decisions.md, "Payments by bank
+ * transfer"): ISO 11649, `RF`, the mod-97 check digits and the 18 digits of its order number
+ * (`P…`), so unique per payment, and the payment it names is known from it alone (whatever
+ * became of the payment since), 22 characters where 25 are allowed.
+ */
+export function transferReference(orderNo: string): string {
+  if (!/^P[0-9]{18}$/.test(orderNo)) throw new RangeError(`${orderNo} is not a payment order number`);
+  return creditorReference(orderNo.slice(1));
+}
+
+/** The payment order number a creditor reference this platform issued names; undefined for any other reference. */
+export function transferOrderOf(reference: string): string | undefined {
+  const normalized = normalizeCreditorReference(reference);
+  const body = normalized?.slice(4);
+  return body !== undefined && /^[0-9]{18}$/.test(body) ? `P${body}` : undefined;
+}
+
 /** What the bank's files said of one payout, as kept in `sepa_file_payouts`. */
 export interface BankWord {
+  readonly fileId: bigint;
   readonly msgId: string;
+  readonly instant: boolean;
   /** The platform's status the bank's word maps to; undefined while the bank said nothing final. */
   readonly status: 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'REFUNDED';
   readonly bankStatus: string | null;
@@ -62,12 +84,14 @@ export interface BankWord {
 /** The file a payout was sent in and what the bank's files said of it; undefined when it is in no file. */
 export async function bankWordOf(db: Pick<Db, 'query'>, orderNo: string): Promise<BankWord | undefined> {
   const result = await db.query<{
+    file_id: bigint;
     msg_id: string;
+    instant: boolean;
     bank_status: string | null;
     bank_reason: string | null;
     return_ref: string | null;
   }>(
-    `SELECT f.msg_id, p.bank_status, p.bank_reason, p.return_ref
+    `SELECT f.id AS file_id, f.msg_id, f.instant, p.bank_status, p.bank_reason, p.return_ref
        FROM sepa_file_payouts p JOIN sepa_files f ON f.id = p.file_id WHERE p.order_no = $1`,
     [orderNo],
   );
@@ -82,7 +106,9 @@ export async function bankWordOf(db: Pick<Db, 'query'>, orderNo: string): Promis
           ? 'SUCCEEDED'
           : 'PROCESSING';
   return {
+    fileId: BigInt(row.file_id),
     msgId: row.msg_id,
+    instant: row.instant,
     status,
     bankStatus: row.bank_status,
     bankReason: row.bank_reason,
@@ -101,10 +127,12 @@ export const isSepaSftp = (connector: Connector): connector is SepaSftpConnector
 
 /**
  * The connector of kind `sepa-sftp` (decisions.md, "SEPA payouts: ISO 20022 files with a bank"):
- * EUR payouts as SEPA Credit Transfers, gathered into pain.001 files uploaded to the bank over
- * SFTP, its pain.002 and camt.054 read back. Nothing is sent when a payout is confirmed: the
- * file steps (`outbox.ts`, `inbox.ts`) close batches, upload them and read the bank's files, and
- * a query answers from what those files said.
+ * EUR payouts as SEPA Credit Transfers (or SEPA Instant ones), gathered into pain.001 files
+ * uploaded to the bank over SFTP, its pain.002, camt.054 and camt.053 read back; and EUR payments
+ * by bank transfer to the channel's account, each with a creditor reference of its own, settled by
+ * the credits those files book. Nothing is sent when a payout is confirmed: the file steps
+ * (`outbox.ts`, `inbox.ts`) close batches, upload them and read the bank's files, and a query
+ * answers from what those files said.
  */
 export function sepaSftpConnector(settings: SepaSftpSettings, context: ConnectorContext): SepaSftpConnector {
   const { db: given } = context;
@@ -133,14 +161,33 @@ export function sepaSftpConnector(settings: SepaSftpSettings, context: Connector
   return {
     kind: 'sepa-sftp',
     name: settings.name,
-    methods: [],
+    methods: settings.methods,
     payouts: settings.payouts,
     settings,
     sftp,
     validatePayee: sepaPayee,
-    createPayment() {
-      return Promise.reject(new Error('a sepa-sftp channel takes no payments'));
+    // Payments by bank transfer: nothing to register at the bank. The payer is told the account
+    // and the payment's own reference; the bank's statements and notifications settle it.
+    createPayment(order) {
+      if (order.currency !== 'EUR' || order.method !== 'SEPA') {
+        return Promise.reject(new ChannelUnavailable(settings.name, `a sepa-sftp channel takes EUR/SEPA only`));
+      }
+      const reference = transferReference(order.orderNo);
+      return Promise.resolve({
+        channelTradeNo: reference,
+        payerAction: {
+          kind: 'bank',
+          url: `${context.publicUrl}/cashier/${order.orderNo}`,
+          bankDetails: {
+            iban: settings.debtor.iban,
+            ...(settings.debtor.bic !== undefined ? { bic: settings.debtor.bic } : {}),
+            beneficiary: settings.debtor.name,
+            reference,
+          },
+        },
+      });
     },
+    // A credit comes by file, in the file's own transaction; there is nothing to ask the bank.
     queryPayment: () => Promise.resolve(undefined),
     // Payouts go by file: a confirmed payout waits for its batch, nothing is sent now.
     createPayout: () => Promise.resolve({ channelTradeNo: undefined }),
@@ -149,14 +196,16 @@ export function sepaSftpConnector(settings: SepaSftpSettings, context: Connector
     queryPayout: query,
     payoutFile: async (orderNo) => {
       const word = await bankWordOf(db(), orderNo);
-      return word === undefined
-        ? undefined
-        : {
-            msgId: word.msgId,
-            bankStatus: word.bankStatus,
-            reasonCode: word.bankReason,
-            returnReference: word.returnRef,
-          };
+      if (word === undefined) return undefined;
+      const statuses = (await statusesOf(db(), [word.fileId], orderNo)).get(word.fileId) ?? [];
+      return {
+        msgId: word.msgId,
+        instant: word.instant,
+        bankStatus: word.bankStatus,
+        reasonCode: word.bankReason,
+        returnReference: word.returnRef,
+        statuses,
+      };
     },
     verifyNotification: () => ({
       ok: false,
