@@ -147,6 +147,18 @@ export interface BankView {
     returns: { amount: string }[];
   }[];
   readonly uploads: { name: string; msgId: string; outcome: 'accepted' | 'rejected' | 'repeated'; reason?: string }[];
+  /** The account's received credit transfers (`PMNT`/`RCDT` entries): the payers' transfers the bank booked. */
+  readonly credits: BankCredit[];
+}
+
+export interface BankCredit {
+  /** `AcctSvcrRef`. */
+  readonly ref: string;
+  readonly amount: string;
+  readonly bookedAt: number;
+  /** The structured references and the unstructured texts of its transaction, as sent. */
+  readonly references: readonly string[];
+  readonly texts: readonly string[];
 }
 
 export async function bankView(controlUrl: string): Promise<BankView> {
@@ -155,8 +167,71 @@ export async function bankView(controlUrl: string): Promise<BankView> {
       string,
       unknown
     >;
-  const [transfers, files] = await Promise.all([get('/control/transfers'), get('/control/files')]);
-  return { transfers: transfers.transfers as BankView['transfers'], uploads: files.uploads as BankView['uploads'] };
+  const [transfers, files, entries] = await Promise.all([
+    get('/control/transfers'),
+    get('/control/files'),
+    get('/control/entries'),
+  ]);
+  type Entry = {
+    ref: string;
+    creditDebit: string;
+    amount: string;
+    bookedAt: number;
+    entry: {
+      bankTransactionCode?: { domain?: string; family?: string };
+      transactions?: { creditorReferences?: string[]; unstructuredRemittance?: string[] }[];
+    };
+  };
+  // Received credit transfers (PMNT/RCDT), not the returns of payouts (PMNT/ICDT/RRTN).
+  const credits = (entries.entries as Entry[])
+    .filter(
+      (e) =>
+        e.creditDebit === 'CRDT' &&
+        e.entry.bankTransactionCode?.domain === 'PMNT' &&
+        e.entry.bankTransactionCode.family === 'RCDT',
+    )
+    .map((e) => ({
+      ref: e.ref,
+      amount: e.amount,
+      bookedAt: e.bookedAt,
+      references: (e.entry.transactions ?? []).flatMap((t) => t.creditorReferences ?? []),
+      texts: (e.entry.transactions ?? []).flatMap((t) => t.unstructuredRemittance ?? []),
+    }));
+  return {
+    transfers: transfers.transfers as BankView['transfers'],
+    uploads: files.uploads as BankView['uploads'],
+    credits,
+  };
+}
+
+const compact = (text: string) => text.replace(/\s+/g, '').toUpperCase();
+
+/** The bank's credits that name `reference`, structured or within the text (without spaces and case). */
+export function creditsFor(view: BankView, reference: string): BankCredit[] {
+  const wanted = compact(reference);
+  return view.credits.filter(
+    (c) => c.references.some((r) => compact(r) === wanted) || c.texts.some((t) => compact(t).includes(wanted)),
+  );
+}
+
+/**
+ * The platform status a payment by bank transfer must have, by the bank's credits: SUCCEEDED once
+ * a credit of its amount was booked while it was open, else PENDING or EXPIRED. A credit booked
+ * within `marginMs` of the expiry may be read after it (then it is an unmatched credit, the payment
+ * EXPIRED): either is the channel's word.
+ */
+export function bankPaymentVerdict(
+  view: BankView,
+  reference: string,
+  amount: string,
+  expiresAt: number,
+  marginMs: number,
+): ChannelVerdict {
+  const paid = creditsFor(view, reference).filter((c) => c.amount === amount);
+  const first = paid.sort((a, b) => a.bookedAt - b.bookedAt)[0];
+  if (first === undefined) return 'PENDING|EXPIRED';
+  if (first.bookedAt < expiresAt - marginMs) return 'SUCCEEDED';
+  return first.bookedAt < expiresAt ? 'SUCCEEDED|EXPIRED' : 'EXPIRED';
 }
 
 /** The platform status the bank's record of a payout stands for. */

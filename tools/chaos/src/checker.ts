@@ -6,7 +6,7 @@
  */
 import type { Pool } from 'pg';
 import type { BankView, ChannelVerdict } from './channels.js';
-import { bankVerdict } from './channels.js';
+import { bankPaymentVerdict, bankVerdict, creditsFor } from './channels.js';
 import type { FaultRecord, History, OrderRecord } from './history.js';
 import type { Delivery } from './receivers.js';
 
@@ -64,6 +64,9 @@ export interface DbOrder {
   readonly paidMinor: bigint | null;
   readonly refundMinor: bigint | null;
   readonly webhookUrl: string;
+  /** A payment's expiry (Unix ms); undefined for payouts. */
+  readonly expiresAt?: number;
+  readonly channelTradeNo: string | null;
 }
 
 export interface DbEvent {
@@ -103,17 +106,35 @@ export interface DbState {
   readonly accounts: DbAccount[];
   /** EUR payouts in the platform's files: orderNo → the files' msgIds. */
   readonly sepaFiles: Map<string, string[]>;
+  /** The credit transfers the platform read from the bank's files (`sepa_credits`). */
+  readonly credits: DbCredit[];
+  /** The files the platform received from the bank, and the batch bookings it read in them. */
+  readonly bankInbox: {
+    readonly name: string;
+    readonly message: string | null;
+    readonly state: string;
+    readonly reason: string | null;
+  }[];
+  readonly batchBookings: { readonly msgId: string | null; readonly state: string; readonly reason: string | null }[];
+}
+
+export interface DbCredit {
+  readonly accountServicerRef: string | null;
+  readonly amountMinor: bigint;
+  readonly state: 'matched' | 'unmatched';
+  readonly reason: string | null;
+  readonly orderNo: string | null;
 }
 
 export async function readDatabase(db: Pool): Promise<DbState> {
   const payments = await db.query(
     `SELECT p.order_no, p.merchant_order_no, m.access_key, p.status, p.currency, p.amount_minor,
-            p.paid_amount_minor, p.webhook_url
+            p.paid_amount_minor, p.webhook_url, p.expires_at, p.channel_trade_no
        FROM payments p JOIN merchants m ON m.id = p.merchant_id`,
   );
   const payouts = await db.query(
     `SELECT p.order_no, p.merchant_order_no, m.access_key, p.status, p.currency, p.amount_minor, p.fee_minor,
-            p.refund_amount_minor, p.webhook_url
+            p.refund_amount_minor, p.webhook_url, p.channel_trade_no
        FROM payouts p JOIN merchants m ON m.id = p.merchant_id`,
   );
   const big = (value: unknown) => (value === null || value === undefined ? null : BigInt(value as string));
@@ -130,6 +151,8 @@ export async function readDatabase(db: Pool): Promise<DbState> {
       paidMinor: big(r.paid_amount_minor),
       refundMinor: null,
       webhookUrl: r.webhook_url,
+      expiresAt: (r.expires_at as Date).getTime(),
+      channelTradeNo: r.channel_trade_no ?? null,
     })),
     ...payouts.rows.map((r) => ({
       type: 'PAYOUT' as const,
@@ -143,6 +166,7 @@ export async function readDatabase(db: Pool): Promise<DbState> {
       paidMinor: null,
       refundMinor: big(r.refund_amount_minor),
       webhookUrl: r.webhook_url,
+      channelTradeNo: r.channel_trade_no ?? null,
     })),
   ];
   const events = (
@@ -170,7 +194,27 @@ export async function readDatabase(db: Pool): Promise<DbState> {
   ).rows) {
     sepaFiles.set(row.order_no, [...(sepaFiles.get(row.order_no) ?? []), row.msg_id]);
   }
-  return { orders, events, postings, accounts, sepaFiles };
+  const credits = (
+    await db.query(`SELECT account_servicer_ref, amount_minor, state, reason, order_no FROM sepa_credits`)
+  ).rows.map((r) => ({
+    accountServicerRef: r.account_servicer_ref ?? null,
+    amountMinor: BigInt(r.amount_minor),
+    state: r.state,
+    reason: r.reason ?? null,
+    orderNo: r.order_no ?? null,
+  }));
+  const bankInbox = (await db.query(`SELECT name, message, state, reason FROM sepa_inbox`)).rows.map((r) => ({
+    name: r.name,
+    message: r.message ?? null,
+    state: r.state,
+    reason: r.reason ?? null,
+  }));
+  const batchBookings = (await db.query(`SELECT msg_id, state, reason FROM sepa_batch_bookings`)).rows.map((r) => ({
+    msgId: r.msg_id ?? null,
+    state: r.state,
+    reason: r.reason ?? null,
+  }));
+  return { orders, events, postings, accounts, sepaFiles, credits, bankInbox, batchBookings };
 }
 
 async function readPostings(db: Pool): Promise<DbPosting[]> {
@@ -374,6 +418,13 @@ export function explains(kind: string, target: string, path: string, msg: string
   return false;
 }
 
+/**
+ * How long before a payment's expiry a credit may be booked and still be read after it (the
+ * platform reads the bank's files every second, but a fault may hold that for a while): such a
+ * payment may be SUCCEEDED or EXPIRED (the credit then kept unmatched).
+ */
+const CREDIT_READ_MARGIN_MS = 30_000;
+
 /** Milliseconds after a fault's recovery during which failures are still its own. */
 const GRACE_MS = 5_000;
 
@@ -573,6 +624,67 @@ export function checkCampaign(input: CheckInput): RuleResult[] {
   }
   results.push(sepa.result());
 
+  // 12b. Every credit transfer the bank booked read once: it settled one payment of its amount and
+  // reference, or it is kept unmatched; each payment by transfer settled by one credit.
+  const credits = new Rule('every credit the bank booked read once: settled one payment, or kept unmatched');
+  const byRef = new Map<string, DbCredit[]>();
+  for (const credit of db.credits) {
+    const key = credit.accountServicerRef ?? '';
+    byRef.set(key, [...(byRef.get(key) ?? []), credit]);
+  }
+  for (const credit of input.bank.credits) {
+    const read = byRef.get(credit.ref) ?? [];
+    credits.check(read.length === 1, () => `bank credit ${credit.ref} ${credit.amount}: read ${read.length} times`);
+    const row = read[0];
+    if (row?.state === 'matched') {
+      const order = row.orderNo ? dbByOrderNo.get(row.orderNo) : undefined;
+      credits.check(
+        order !== undefined &&
+          order.status === 'SUCCEEDED' &&
+          order.paidMinor === minorOf(credit.amount) &&
+          order.amountMinor === minorOf(credit.amount) &&
+          order.channelTradeNo === credit.ref,
+        () =>
+          `credit ${credit.ref} matched ${row.orderNo}: ${order ? `${order.status} paid ${order.paidMinor} of ${order.amountMinor}, channelTradeNo ${order.channelTradeNo}` : 'no such payment'}`,
+      );
+    } else if (row) {
+      credits.count(`kept unmatched: ${row.reason}`);
+    }
+  }
+  const matchedBy = new Map<string, number>();
+  for (const credit of db.credits) {
+    if (credit.state === 'matched' && credit.orderNo) {
+      matchedBy.set(credit.orderNo, (matchedBy.get(credit.orderNo) ?? 0) + 1);
+    }
+  }
+  for (const record of history.orders.filter((r) => r.channel === 'bank' && r.type === 'PAYMENT' && r.orderNo)) {
+    const stored = dbByOrderNo.get(record.orderNo as string);
+    if (!stored) continue;
+    const count = matchedBy.get(stored.orderNo) ?? 0;
+    credits.check(
+      stored.status === 'SUCCEEDED' ? count === 1 : count === 0,
+      () =>
+        `${stored.orderNo} ${stored.status}: settled by ${count} credits (${creditsFor(input.bank, record.reference ?? '?').length} at the bank)`,
+    );
+  }
+  results.push(credits.result());
+
+  // 12c. Every file the bank sent applied (the bank sends valid files only), every batch booking
+  // matched to the file it books.
+  const inbox = new Rule('every bank file applied, none set aside; every batch booking matched its file');
+  for (const file of db.bankInbox) {
+    inbox.check(file.state === 'applied', () => `${file.name} (${file.message}): ${file.state} ${file.reason ?? ''}`);
+    inbox.count(`${file.message ?? 'unknown'} files`);
+  }
+  for (const batch of db.batchBookings) {
+    inbox.check(
+      batch.state === 'applied',
+      () => `batch booking of ${batch.msgId}: ${batch.state} ${batch.reason ?? ''}`,
+    );
+    inbox.count('batch bookings applied');
+  }
+  results.push(inbox.result());
+
   // 13. No nonce accepted twice.
   const nonces = new Rule('no nonce accepted twice');
   const byNonce = new Map<string, number>();
@@ -642,6 +754,10 @@ function receiverUrlOf(input: CheckInput, fault: FaultRecord): string | undefine
 
 /** What the order's channel says its state is (undefined: the channel has no word on it). */
 function channelTruth(record: OrderRecord, stored: DbOrder, input: CheckInput): ChannelVerdict {
+  if (record.channel === 'bank' && record.type === 'PAYMENT') {
+    if (!record.reference || stored.expiresAt === undefined) return undefined;
+    return bankPaymentVerdict(input.bank, record.reference, record.amount, stored.expiresAt, CREDIT_READ_MARGIN_MS);
+  }
   if (record.channel === 'bank') {
     return bankVerdict(input.bank, stored.orderNo) ?? (stored.status === 'PENDING' ? 'PENDING' : 'PROCESSING');
   }

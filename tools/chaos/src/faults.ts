@@ -10,7 +10,8 @@
  * - a channel (a simulator killed or its link faulted): a create routed to it answered 200 (the
  *   channel is called before the create answers); for the bank, every file built before the heal
  *   uploaded to it;
- * - the bank holding its answers: every payout whose booking it held is final on the platform;
+ * - the bank holding its answers, or booking each file as one debit (a batch booking): every
+ *   payout it booked before the heal is final on the platform;
  * - a receiver: every event of its merchant created before the heal delivered.
  */
 import type { Pool } from 'pg';
@@ -161,6 +162,11 @@ export class FaultRunner {
         await this.bankBooking('hold');
         return () => this.bankBooking('release');
       }
+      case 'bank-batch': {
+        // Not a failure but a bank's way: every file taken meanwhile booked as one debit.
+        await this.bankControl('/control/customer', { batchBooking: true });
+        return () => this.bankControl('/control/customer', { batchBooking: false });
+      }
       case 'receiver-5xx':
       case 'receiver-timeout':
       case 'receiver-cut': {
@@ -171,21 +177,26 @@ export class FaultRunner {
     }
   }
 
-  private async bankBooking(mode: 'hold' | 'release'): Promise<void> {
-    const url = `${this.context.topology.simulators.bank.controlUrl}/control/booking`;
+  private bankBooking(mode: 'hold' | 'release'): Promise<void> {
+    return this.bankControl('/control/booking', { mode });
+  }
+
+  /** A control of paygate-bank, sent until the bank takes it (it may be starting again). */
+  private async bankControl(path: string, body: Record<string, unknown>): Promise<void> {
+    const url = `${this.context.topology.simulators.bank.controlUrl}${path}`;
     for (let attempt = 0; ; attempt++) {
       try {
         const response = await fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ mode }),
+          body: JSON.stringify(body),
           signal: AbortSignal.timeout(5000),
         });
         if (response.status === 200) return;
       } catch {
         // the bank is starting again
       }
-      if (attempt > 60) throw new Error(`the bank did not take booking ${mode}`);
+      if (attempt > 60) throw new Error(`the bank did not take ${path} ${JSON.stringify(body)}`);
       await sleep(500);
     }
   }
@@ -218,6 +229,7 @@ export class FaultRunner {
           return waiting.rows[0]?.n === 0;
         };
       case 'bank-hold':
+      case 'bank-batch':
         return async () => {
           const response = await fetch(`${topology.simulators.bank.controlUrl}/control/transfers`, {
             signal: AbortSignal.timeout(5000),

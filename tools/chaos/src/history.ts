@@ -10,7 +10,8 @@ export type OrderType = 'PAYMENT' | 'PAYOUT';
 
 /** An action that decides an order's fate at its channel, and what came of asking for it. */
 export interface Intent {
-  readonly action: 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'CANCELED' | 'RETURN';
+  /** `CREDIT`: a bank transfer sent that must settle nothing (another amount, a second one, an unknown reference). */
+  readonly action: 'SUCCEEDED' | 'FAILED' | 'EXPIRED' | 'CANCELED' | 'RETURN' | 'CREDIT';
   readonly at: number;
   /** `ok`: done (answered 200 / `{"ok": true}`); `refused`: a 4xx said no; `unknown`: no answer. */
   outcome: 'ok' | 'refused' | 'unknown';
@@ -42,6 +43,8 @@ export interface OrderRecord {
   readonly observations: Observation[];
   /** The pix charge's txid (channelTradeNo while open). */
   txid?: string;
+  /** A payment by bank transfer's ISO 11649 reference (`bankTransfer.reference`). */
+  reference?: string;
 }
 
 export interface FaultRecord {

@@ -32,12 +32,20 @@ export interface LoadOptions {
 }
 
 type Flow =
-  'sandbox-payment' | 'psp-payment' | 'pix-payment' | 'sandbox-payout' | 'psp-payout' | 'bank-payout' | 'reads';
+  | 'sandbox-payment'
+  | 'psp-payment'
+  | 'pix-payment'
+  | 'bank-transfer-payment'
+  | 'sandbox-payout'
+  | 'psp-payout'
+  | 'bank-payout'
+  | 'reads';
 
 const FLOWS: Record<Flow, number> = {
   'sandbox-payment': 5,
   'psp-payment': 3,
   'pix-payment': 3,
+  'bank-transfer-payment': 3,
   'sandbox-payout': 2,
   'psp-payout': 2,
   'bank-payout': 3,
@@ -90,6 +98,8 @@ export class Load {
         return this.pspPayment(shop);
       case 'pix-payment':
         return this.pixPayment(shop);
+      case 'bank-transfer-payment':
+        return this.bankTransferPayment(shop);
       case 'sandbox-payout':
         return this.sandboxPayout(shop);
       case 'psp-payout':
@@ -167,11 +177,13 @@ export class Load {
 
   /** Records a 200 answer carrying an order. */
   private accept(record: OrderRecord, answer: Answer, source: 'create' | 'query', sentAt: number): void {
-    const data = answer.body.data as { orderNo?: string; status?: string; channelTradeNo?: string } | undefined;
+    const data = answer.body.data as
+      { orderNo?: string; status?: string; channelTradeNo?: string; bankTransfer?: { reference?: string } } | undefined;
     if (!data?.orderNo) return;
     if (source === 'create') record.createAnswers.push(data.orderNo);
     record.orderNo ??= data.orderNo;
     if (record.channel === 'pix' && data.channelTradeNo && !record.txid) record.txid = data.channelTradeNo;
+    if (record.channel === 'bank' && data.bankTransfer?.reference) record.reference ??= data.bankTransfer.reference;
     if (data.status) {
       record.observations.push({ status: data.status, sentAt, answeredAt: Date.now(), source });
     }
@@ -289,10 +301,8 @@ export class Load {
 
   private async sandboxPayment(shop: Shop): Promise<void> {
     const { rng } = this.options;
-    const [currency, code] = rng.pick([
-      ['USD', 'CARD'],
-      ['EUR', 'SEPA'],
-    ] as const);
+    // EUR/SEPA is served by the bank channel (payments by bank transfer), so not the sandbox's.
+    const [currency, code] = ['USD', 'CARD'] as const;
     const record = await this.create(
       shop,
       'PAYMENT',
@@ -365,6 +375,73 @@ export class Load {
       await this.control(record, `${controls.pix}/control/remove`, { txid: record.txid }, 'FAILED');
     }
     if (fate !== 'leave') await this.awaitStatus(shop, record, ['SUCCEEDED', 'FAILED', 'CANCELED']);
+  }
+
+  /** A payer's SEPA credit transfer to the channel's account, through paygate-bank's control. */
+  private credit(
+    record: OrderRecord,
+    amount: string,
+    remittance: { reference: string } | { text: string },
+    action: 'SUCCEEDED' | 'CREDIT',
+  ): Promise<number> {
+    const { rng, controls } = this.options;
+    const debtor = rng.pick([
+      { name: 'Jürgen Müller', iban: 'DE89370400440532013000' },
+      { name: 'Zoë Dupont', iban: 'FR1420041010050500013M02606' },
+      { name: 'Piet de Vries', iban: 'NL91ABNA0417164300' },
+    ]);
+    return this.control(record, `${controls.bank}/control/credits`, { amount, debtor, ...remittance }, action);
+  }
+
+  /**
+   * A EUR payment by bank transfer: the payer pays it (by the structured reference, or with the
+   * reference written in the transfer's text, in groups of four as people write it), pays twice,
+   * pays another amount, or never pays (the payment expires). The bank's credit settles it once.
+   */
+  private async bankTransferPayment(shop: Shop): Promise<void> {
+    const { rng } = this.options;
+    const amount = this.amount(1, 900);
+    const record = await this.create(shop, 'PAYMENT', 'bank', this.payment(shop, 'SCT', 'EUR', 'SEPA', amount));
+    if (!record?.orderNo) return;
+    if (!record.reference) {
+      this.options.history.anomaly(
+        `${record.orderNo}: a payment by bank transfer answered without bankTransfer.reference`,
+      );
+      return;
+    }
+    const reference = record.reference;
+    await this.think();
+    const fate = rng.weighted({ paid: 55, text: 10, twice: 10, otherAmount: 8, unknown: 5, leave: 12 });
+    const grouped = reference
+      .replace(/(.{4})/g, '$1 ')
+      .trim()
+      .toLowerCase();
+    switch (fate) {
+      case 'paid':
+        await this.credit(record, amount, { reference }, 'SUCCEEDED');
+        break;
+      case 'text':
+        await this.credit(record, amount, { text: `Order ${record.merchantOrderNo} ${grouped}` }, 'SUCCEEDED');
+        break;
+      case 'twice':
+        await this.credit(record, amount, { reference }, 'SUCCEEDED');
+        await this.think();
+        await this.credit(record, amount, { reference: grouped }, 'CREDIT');
+        break;
+      case 'otherAmount': {
+        const other = this.amount(1, 900);
+        await this.credit(record, other === amount ? '0.01' : other, { reference }, 'CREDIT');
+        break;
+      }
+      case 'unknown':
+        // A reference of no payment (valid shape, another payment's digits): kept unmatched.
+        await this.credit(record, amount, { reference: 'RF18539007547034' }, 'CREDIT');
+        break;
+      case 'leave':
+        break;
+    }
+    if (fate === 'leave' || fate === 'otherAmount' || fate === 'unknown') await this.query(shop, record);
+    else await this.awaitStatus(shop, record, ['SUCCEEDED'], 60_000);
   }
 
   private payout(shop: Shop, prefix: string, currency: string, amount: string, payee: Record<string, string>) {
@@ -515,7 +592,7 @@ export class Load {
   private async fund(shop: Shop): Promise<void> {
     const { controls } = this.options;
     for (const [currency, code, channel] of [
-      ['EUR', 'SEPA', 'sandbox'],
+      ['EUR', 'SEPA', 'bank'],
       ['BRL', 'BOLETO', 'psp'],
       ['MXN', 'SPEI', 'psp'],
     ] as const) {
@@ -526,14 +603,9 @@ export class Load {
         this.payment(shop, 'FUND', currency, code, '50000.00'),
       );
       if (!record?.orderNo) throw new Error(`funding ${currency} failed`);
-      if (channel === 'sandbox') {
-        await this.act(
-          shop,
-          record,
-          '/api/v1/sandbox/payments/simulate',
-          { orderNo: record.orderNo, status: 'SUCCEEDED' },
-          'SUCCEEDED',
-        );
+      if (channel === 'bank') {
+        if (!record.reference) throw new Error(`funding EUR: ${record.orderNo} has no bankTransfer.reference`);
+        await this.credit(record, '50000.00', { reference: record.reference }, 'SUCCEEDED');
       } else {
         await this.control(
           record,

@@ -20,6 +20,7 @@ export const PLATFORM_FAULTS = [
   'net-blackhole',
   'net-reset',
   'bank-hold',
+  'bank-batch',
 ] as const;
 export const RECEIVER_FAULTS = ['receiver-5xx', 'receiver-timeout', 'receiver-cut'] as const;
 
@@ -79,6 +80,8 @@ function draw(rng: Rng, kind: FaultKind, receivers: number): ScheduledFault {
       return fault(rng.pick(SIMULATORS), rng.int(3_000, 12_000));
     case 'bank-hold':
       return fault('bank', rng.int(5_000, 20_000));
+    case 'bank-batch':
+      return fault('bank', rng.int(10_000, 30_000));
     case 'receiver-5xx':
     case 'receiver-timeout':
     case 'receiver-cut':

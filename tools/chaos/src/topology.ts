@@ -194,6 +194,11 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         BANK_BATCH_EVERY: '3s',
         BANK_POLL_EVERY: '1s',
         BANK_TICK_MS: '200',
+        // As many banks do: a camt.054 per booking and the day's camt.053 repeating them (a short
+        // day, so the statements come during the campaign), and pain.002's intermediate codes.
+        BANK_REPORTS: 'both',
+        BANK_STATUS_REPORTS: 'intermediate',
+        BANK_DAY: '20s',
         // The kit waits for the "listening" line, logged at info.
         LOG_LEVEL: 'info',
       },
@@ -239,6 +244,8 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         {
           ...bankSnippet,
           name: 'bank',
+          // EUR payments by bank transfer to the same account (the payer's credit settles them).
+          methods: [{ currency: 'EUR', code: 'SEPA' }],
           port: bankProxy.port,
           privateKeyFile: keyFile,
           batchEvery: '3s',

@@ -12,6 +12,8 @@ import {
   type CheckInput,
   checkCampaign,
   type DbAccount,
+  type DbCredit,
+  type DbState,
   type DbEvent,
   type DbOrder,
   type DbPosting,
@@ -33,6 +35,9 @@ interface World {
   history: History;
   bank: BankView;
   sepaFiles: Map<string, string[]>;
+  credits: DbCredit[];
+  bankInbox: DbState['bankInbox'][number][];
+  batchBookings: DbState['batchBookings'][number][];
   verdicts: Map<string, string>;
 }
 
@@ -44,6 +49,7 @@ const order = (o: Partial<DbOrder> & Pick<DbOrder, 'type' | 'orderNo' | 'status'
   paidMinor: null,
   refundMinor: null,
   webhookUrl: `${URL}/hook`,
+  channelTradeNo: null,
   ...o,
 });
 
@@ -87,6 +93,17 @@ function world(): World {
     }),
     order({ type: 'PAYOUT', orderNo: 'W1', status: 'REFUNDED', currency: 'EUR', feeMinor: 50n, refundMinor: 1000n }),
     order({ type: 'PAYOUT', orderNo: 'W2', status: 'FAILED', currency: 'BRL', feeMinor: 50n }),
+    // A payment by bank transfer, settled by the payer's credit PGBC1 (paid twice: PGBC2 unmatched).
+    order({
+      type: 'PAYMENT',
+      orderNo: 'P3',
+      status: 'SUCCEEDED',
+      currency: 'EUR',
+      amountMinor: 2000n,
+      paidMinor: 2000n,
+      expiresAt: T + 600_000,
+      channelTradeNo: 'PGBC1',
+    }),
   ];
   const postings = [
     ...post('payment', 'P1', 'EUR', [
@@ -115,6 +132,11 @@ function world(): World {
       ['reserved', M, -1050n],
       ['available', M, 1050n],
     ]),
+    ...post('payment', 'P3', 'EUR', [
+      ['channel_clearing', null, -2000n],
+      ['available', M, 1974n],
+      ['fee_revenue', null, 26n],
+    ]),
   ];
   const event = (eventId: string, orderType: string, orderNo: string, status: string, at: number): DbEvent => ({
     eventId,
@@ -132,6 +154,7 @@ function world(): World {
     event('evt_2', 'PAYOUT', 'W1', 'SUCCEEDED', T + 2),
     event('evt_3', 'PAYOUT', 'W1', 'REFUNDED', T + 3),
     event('evt_4', 'PAYOUT', 'W2', 'FAILED', T + 4),
+    event('evt_5', 'PAYMENT', 'P3', 'SUCCEEDED', T + 5),
   ];
   const deliveries: Delivery[] = events.map((e) => ({
     at: e.createdAt + 100,
@@ -141,14 +164,20 @@ function world(): World {
     mode: 'ok',
   }));
   const history = new History();
-  const record = (type: 'PAYMENT' | 'PAYOUT', orderNo: string, channel: 'sandbox' | 'bank', statuses: string[]) => {
+  const record = (
+    type: 'PAYMENT' | 'PAYOUT',
+    orderNo: string,
+    channel: 'sandbox' | 'bank',
+    statuses: string[],
+    amount = '10.00',
+  ) => {
     const r = history.order({
       merchant: M,
       type,
       channel,
       merchantOrderNo: `m-${orderNo}`,
       currency: 'EUR',
-      amount: '10.00',
+      amount,
     });
     r.orderNo = orderNo;
     r.createAnswers.push(orderNo);
@@ -166,6 +195,7 @@ function world(): World {
   const w2 = record('PAYOUT', 'W2', 'sandbox', ['PENDING', 'FAILED']);
   w2.confirmed = 'ok';
   w2.intents.push({ action: 'FAILED', at: T, outcome: 'ok' });
+  record('PAYMENT', 'P3', 'bank', ['PENDING', 'SUCCEEDED'], '20.00').reference = 'RF47P3';
   history.attempts.push(attempt('n1', 200), attempt('n2', 200), attempt('n1', 401, T + 5, { replay: true }));
   const bank: BankView = {
     transfers: [
@@ -179,7 +209,15 @@ function world(): World {
       },
     ],
     uploads: [{ name: 'MSG1.xml', msgId: 'MSG1', outcome: 'accepted' }],
+    credits: [
+      { ref: 'PGBC1', amount: '20.00', bookedAt: T + 2000, references: ['RF47P3'], texts: [] },
+      { ref: 'PGBC2', amount: '20.00', bookedAt: T + 4000, references: [], texts: ['order m-P3 rf47 p3'] },
+    ],
   };
+  const credits: DbCredit[] = [
+    { accountServicerRef: 'PGBC1', amountMinor: 2000n, state: 'matched', reason: null, orderNo: 'P3' },
+    { accountServicerRef: 'PGBC2', amountMinor: 2000n, state: 'unmatched', reason: 'payment_final', orderNo: 'P3' },
+  ];
   return {
     orders,
     events,
@@ -188,6 +226,12 @@ function world(): World {
     history,
     bank,
     sepaFiles: new Map([['W1', ['MSG1']]]),
+    credits,
+    bankInbox: [
+      { name: 'pain002-1.xml', message: 'pain.002.001.10', state: 'applied', reason: null },
+      { name: 'camt053-1.xml', message: 'camt.053.001.08', state: 'applied', reason: null },
+    ],
+    batchBookings: [{ msgId: 'MSG1', state: 'applied', reason: null }],
     verdicts: new Map(),
   };
 }
@@ -212,7 +256,16 @@ function check(w: World, overrides: Partial<CheckInput> = {}): RuleResult[] {
   const major = (minor: bigint) => `${minor / 100n}.${String(minor % 100n).padStart(2, '0')}`;
   return checkCampaign({
     history: w.history,
-    db: { orders: w.orders, events: w.events, postings: w.postings, accounts, sepaFiles: w.sepaFiles },
+    db: {
+      orders: w.orders,
+      events: w.events,
+      postings: w.postings,
+      accounts,
+      sepaFiles: w.sepaFiles,
+      credits: w.credits,
+      bankInbox: w.bankInbox,
+      batchBookings: w.batchBookings,
+    },
     deliveries: new Map([[URL, w.deliveries]]),
     channelVerdicts: w.verdicts,
     bank: w.bank,
@@ -288,6 +341,44 @@ describe('the checker', () => {
       /never changes/,
     ],
     ['a create answered with two orders', (w) => w.history.orders[0]?.createAnswers.push('P9'), /exists once/],
+    [
+      'a bank credit the platform read twice',
+      (w) => w.credits.push({ ...(w.credits[1] as DbCredit) }),
+      /credit the bank booked read once/,
+    ],
+    [
+      'a bank credit the platform never read',
+      (w) => (w.credits = w.credits.slice(0, 1)),
+      /credit the bank booked read once/,
+    ],
+    [
+      'a payment by transfer settled by a credit of another amount',
+      (w) => {
+        (w.bank.credits[0] as { amount: string }).amount = '19.99';
+        w.credits[0] = { ...(w.credits[0] as DbCredit), amountMinor: 1999n };
+      },
+      /channel's|credit the bank booked/,
+    ],
+    [
+      'a payment by transfer settled by two credits',
+      (w) => (w.credits[1] = { ...(w.credits[1] as DbCredit), state: 'matched', reason: null }),
+      /credit the bank booked read once/,
+    ],
+    [
+      'a paid payment by transfer left to expire',
+      (w) => (w.orders[3] = { ...(w.orders[3] as DbOrder), status: 'EXPIRED', paidMinor: null }),
+      /channel's/,
+    ],
+    [
+      'a bank file set aside',
+      (w) => (w.bankInbox[1] = { ...(w.bankInbox[1] as World['bankInbox'][number]), state: 'set_aside', reason: 'x' }),
+      /none set aside/,
+    ],
+    [
+      'a mismatched batch booking',
+      (w) => (w.batchBookings[0] = { msgId: 'MSG1', state: 'mismatch', reason: 'count' }),
+      /batch booking matched/,
+    ],
     [
       'the channel disagreeing',
       (w) => (w.bank.transfers[0] = { ...(w.bank.transfers[0] as BankView['transfers'][number]), status: 'rejected' }),
