@@ -41,6 +41,13 @@ if (!Number.isFinite(ROUND_MS) || ROUND_MS <= 0)
 /** Requests signed for one round, more than a round sends on a fast machine (the ceiling's 4k creates, 8k reads a second). */
 const CREATES = Number(process.env.BENCH_CREATES ?? Math.ceil((ROUND_MS / 1000) * 5_000));
 const QUERIES = Number(process.env.BENCH_QUERIES ?? Math.ceil((ROUND_MS / 1000) * 10_000));
+/**
+ * Requests to sign for a side's next round: the default (CREATES or QUERIES) for its first, then
+ * twice what its fastest round so far sent in a round's time. Signing a fast machine's worth for
+ * every round of a slow or busy one took longer than the rounds themselves.
+ */
+const enough = (runs: readonly Run[]): number | undefined =>
+  runs.length === 0 ? undefined : Math.ceil(2 * Math.max(...runs.map((r) => r.rps)) * (ROUND_MS / 1000)) + 200;
 /** Requests each server takes on each path before the rows (the JIT, its caches). */
 const WARM_UP = 500;
 /**
@@ -387,8 +394,20 @@ async function benchmark(database: BenchDatabase): Promise<void> {
         const realRuns: Run[] = [];
         let redone = 0;
         while (realRuns.length < ROUNDS) {
-          const ceilingRun = await fire(ceiling.url, scenario.requests(ceiling.bodyKey), ceil(), CONCURRENCY, ROUND_MS);
-          const realRun = await fire(platform.url, scenario.requests(merchant.bodyKey), real(), CONCURRENCY, ROUND_MS);
+          const ceilingRun = await fire(
+            ceiling.url,
+            scenario.requests(ceiling.bodyKey, enough(ceilingRuns)),
+            ceil(),
+            CONCURRENCY,
+            ROUND_MS,
+          );
+          const realRun = await fire(
+            platform.url,
+            scenario.requests(merchant.bodyKey, enough(realRuns)),
+            real(),
+            CONCURRENCY,
+            ROUND_MS,
+          );
           if (Math.max(ceilingRun.steal, realRun.steal) > STEAL_LIMIT && redone < 2 * ROUNDS) {
             redone++;
             continue;
