@@ -72,14 +72,6 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
-  /**
-   * The series of each (method, route, status) seen, looked up once: prom-client's label lookup
-   * (sorting and joining the label values into a key) per request cost more than the increment.
-   */
-  private readonly httpChildren = new Map<
-    string,
-    { readonly count: { inc(): void }; readonly duration: { observe(value: number): void } }
-  >();
   private readonly authFailures = new Counter({
     name: 'paygate_auth_failures_total',
     help: 'Merchant API requests refused as UNAUTHORIZED, by the verification step that refused them',
@@ -251,18 +243,8 @@ export class Metrics {
 
   /** One answered HTTP request; `route` is the route template, never the raw URL. */
   httpRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${route} ${status}`;
-    let children = this.httpChildren.get(key);
-    if (children === undefined) {
-      // Bounded by the routes' templates (`unmatched` for any path without one), methods and statuses.
-      children = {
-        count: this.httpRequests.labels(method, route, String(status)),
-        duration: this.httpDuration.labels(method, route),
-      };
-      this.httpChildren.set(key, children);
-    }
-    children.count.inc();
-    children.duration.observe(seconds);
+    this.httpRequests.inc({ method, route, status: String(status) });
+    this.httpDuration.observe({ method, route }, seconds);
   }
 
   /** A merchant API request refused at verification step `step`. */
