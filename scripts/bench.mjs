@@ -5,7 +5,8 @@
 // Sections are listed once, below. Pick some with BENCH_ONLY=api,growth (comma-separated names)
 // or name filters as arguments (`npm run bench -- api`); BENCH_DATABASE=postgres|pglite limits
 // the database benches to one database; BENCH_API_ROWS=mix,list picks rows of the api section. Other settings: BENCH_API_ROUNDS (api section: pairs of rounds per row, default 5),
-// BENCH_API_ROUND_MS (api section: one round's length, default 3000), BENCH_API_PAIRS=1 (api section: every pair printed),
+// BENCH_API_ROUND_MS (api section: one round's length, default 3000), BENCH_API_PAIRS=1 (api section: every pair printed), BENCH_PIN=0|1 (the api
+// section pins the server under test to CPU 0 and the generator and PostgreSQL to CPU 1 by default where `taskset` and two CPUs are; 0: never, 1: every section),
 // BENCH_MEMORY_MINUTES (memory section, default 10), BENCH_SEPA_PAYOUTS (sepa section, default 10000), BENCH_CPU_PROF=<dir>
 // (CPU profiles of the platform processes), BENCH_PLATFORM_FLAGS (Node flags of the platform processes, e.g. --trace-gc)
 // and BENCH_CHILD_STDOUT=1 (what they print after their ready line, to stderr). Sections run with --expose-gc: the load

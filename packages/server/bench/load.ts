@@ -31,9 +31,12 @@ export interface Run {
   readonly p50: number;
   readonly p99: number;
   readonly errors: number;
+  /** Answers with a 2xx status (what the CPU figures are divided by). */
+  readonly ok: number;
   /**
-   * CPU milliseconds per request spent by the server process and by its PostgreSQL backends:
-   * unlike rates, barely moved by other load on the machine.
+   * CPU milliseconds per 2xx answer spent by the server process, by its PostgreSQL backends and by
+   * the load generator (this process), each apart: unlike rates, barely moved by other load on the
+   * machine.
    */
   readonly cpu: { server: number; database: number; generator: number };
   /** Share of the machine's CPU time the hypervisor gave to other guests meanwhile (see stealMeter). */
@@ -88,6 +91,7 @@ export async function fire(
   const pool = new Pool(url, { connections: concurrency, pipelining: 1 });
   const latencies: number[] = [];
   let errors = 0;
+  let ok = 0;
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -98,6 +102,7 @@ export async function fire(
         const response = await pool.request({ ...request, body: request.body });
         await response.body.dump();
         latencies.push(performance.now() - t0);
+        if (response.statusCode >= 200 && response.statusCode < 300) ok++;
         if (response.statusCode !== 200) errors++;
       }
     }),
@@ -112,13 +117,13 @@ export async function fire(
   // A backend opened during the run counts from zero.
   let database = 0;
   for (const [pid, ms] of after.database) database += ms - (before.database.get(pid) ?? 0);
-  const sent = Math.max(latencies.length, 1);
+  const sent = Math.max(ok, 1);
   const cpu = {
     server: (after.server - before.server) / sent,
     database: database / sent,
     generator: (generator.user + generator.system) / 1000 / sent,
   };
-  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors, cpu, steal };
+  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors, ok, cpu, steal };
 }
 
 /** The PostgreSQL backends connected to `url`'s database (other than the asking one). */
@@ -223,15 +228,34 @@ function profileExecArgv(name: 'platform' | 'ceiling'): string[] {
 }
 
 /**
- * BENCH_PIN=1: each server under test (the platform, or the ceiling) on CPU 0, the load generator
- * (this process) on CPU 1, and in the api section the platform's PostgreSQL backends on CPU 1 too,
- * as issue 40's own harness ran ("server on one core, load on the other"). Unpinned, the scheduler
- * moves the server between cores and lets the generator or PostgreSQL preempt it, and a CPU profile
- * then charges the time it waited to the function it was in (in one profile, the same signature
- * parsing read twice as slow in the platform as in the ceiling; pinned, the two agree). With
- * Linux's `taskset` (util-linux).
+ * Pinning: each server under test (the platform, or the ceiling) on CPU 0, the load generator (this
+ * process) on CPU 1, and in the api section the platform's PostgreSQL backends on CPU 1 too ("server
+ * on one core, load on the other", as issue 40's and issue 48's harnesses ran). Unpinned, the
+ * scheduler moves the server between cores and lets the generator or PostgreSQL preempt it, and a
+ * CPU profile then charges the time it waited to the function it was in (in one profile, the same
+ * signature parsing read twice as slow in the platform as in the ceiling; pinned, the two agree).
+ * With Linux's `taskset` (util-linux). BENCH_PIN=1 pins in every section; the api section pins by
+ * default where it can (at least 2 CPUs and `taskset` there), BENCH_PIN=0 turns that off.
  */
-export const PINNED = process.env.BENCH_PIN === '1';
+let pinned = process.env.BENCH_PIN === '1';
+
+/** Whether servers started from now on are pinned. */
+export const isPinned = () => pinned;
+
+/**
+ * Pins from now on unless BENCH_PIN=0, when the machine has two CPUs and `taskset` to put them on
+ * (the api section); returns whether it does.
+ */
+export function pinByDefault(): boolean {
+  if (process.env.BENCH_PIN === '0' || pinned) return pinned;
+  try {
+    execFileSync('taskset', ['--cpu-list', '0,1', 'true'], { stdio: 'ignore' });
+    pinned = true;
+  } catch {
+    // No taskset, or no CPU 1: unpinned.
+  }
+  return pinned;
+}
 
 function pin(cpu: 0 | 1, pid: number): void {
   execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(cpu), String(pid)], { stdio: 'ignore' });
@@ -239,7 +263,7 @@ function pin(cpu: 0 | 1, pid: number): void {
 
 /** A server under test just started: onto CPU 0, and the generator onto CPU 1, when pinned. */
 function pinServer(child: ChildProcess): void {
-  if (!PINNED) return;
+  if (!pinned) return;
   pin(0, child.pid as number);
   pin(1, process.pid);
 }
@@ -249,7 +273,7 @@ const pinnedBackends = new Set<number>();
 /** The backends listed, each put onto CPU 1 the first time it is seen when pinned. */
 export async function pinBackends(listed: Promise<number[]>): Promise<number[]> {
   const pids = await listed;
-  if (!PINNED) return pids;
+  if (!pinned) return pids;
   for (const pid of pids) {
     if (pinnedBackends.has(pid)) continue;
     try {
@@ -405,13 +429,12 @@ export const RUN_HEADER = [
 ];
 
 /**
- * What the rates' ratio would be if the machine's cores were the only limit: CPU per request of
- * the load generator and the ceiling over that of the generator, the platform and its database.
- * Unlike the rates it hardly moves when other work shares the machine; a cross-check, not a target.
+ * The ceiling server's CPU per 2xx over the platform server's, in one pair of rounds: what the
+ * platform's own process spends beyond verifying and answering. The load generator costs the same
+ * on both sides and is in neither; the platform's PostgreSQL backends are reported apart.
  */
 export function cpuRatio(platform: Run, ceiling: Run): number {
-  const total = (r: Run) => r.cpu.generator + r.cpu.server + r.cpu.database;
-  return total(ceiling) / total(platform);
+  return ceiling.cpu.server / platform.cpu.server;
 }
 
 /** One target line: `name value (target …): PASS|FAIL`. */

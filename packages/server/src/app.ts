@@ -136,11 +136,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   headerLimits(app);
   observeHttp(app, services.metrics);
   const lifecycle = options.lifecycle;
-  app.addHook('onSend', async (request, reply) => {
+  // A callback hook (no promise per answer).
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('Request-Id', request.id);
     // While the instance closes, every answer ends its connection: the client's next request
     // opens a new one, which the balancer sends to an instance that stays.
     if (lifecycle?.isClosing()) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   app.get('/healthz', async () => success({ status: 'ok' }));

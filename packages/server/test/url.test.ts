@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../src/config.js';
-import { parseHttpUrl } from '../src/http/url.js';
+import { httpUrl, parseHttpUrl } from '../src/http/url.js';
 import {
   count,
   createMerchant,
@@ -131,6 +131,32 @@ describe('the URL rule', () => {
       const again = parseHttpUrl(stored, { httpsOnly: false });
       assert.ok(again.ok && again.url.href === stored, stored);
     }
+  });
+});
+
+describe('a URL schema keeps its verdicts', () => {
+  it('judges each input once, and answers a second parse as the first, refusals with their reason', () => {
+    const judged: string[] = [];
+    const schema = httpUrl({
+      httpsOnly: false,
+      maxLength: 2048,
+      refuse: (url) => {
+        judged.push(url.href);
+        return url.hostname === 'refused.example' ? 'must not point there' : undefined;
+      },
+    });
+    for (let round = 0; round < 3; round++) {
+      const kept = schema.safeParse('https://SHOP.example/hook?a=1');
+      assert.ok(kept.success);
+      assert.equal(kept.data, 'https://shop.example/hook?a=1');
+      const refused = schema.safeParse('https://refused.example/hook');
+      assert.equal(refused.success, false);
+      assert.equal(refused.error?.issues[0]?.message, 'must not point there');
+      const malformed = schema.safeParse('not-a-url');
+      assert.equal(malformed.success, false);
+      assert.equal(malformed.error?.issues[0]?.message, 'is not an absolute URL');
+    }
+    assert.deepEqual(judged, ['https://shop.example/hook?a=1', 'https://refused.example/hook']);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ConnectionError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { ConnectionError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, unauthorized } from '../errors.js';
 import { ulid } from '../ids.js';
 import { type ErrorCode, rawErrorResponse } from './errors.js';
@@ -55,8 +55,25 @@ const LEFT_TO_AUTHENTICATION = new Set(['content-type']);
 /** Whether the request is under the merchant API (the same test as the error handler's). */
 const underMerchantApi = (request: FastifyRequest) => (request.raw.url ?? '').startsWith('/api/');
 
-/** How many times each header of interest occurs, over every raw line whatever its case. */
-function countLines(rawHeaders: readonly string[]): Map<string, number> {
+/**
+ * How many times each header of interest occurs, over every raw line whatever its case; undefined
+ * when each occurs at most once and Host exactly once (the common request: nothing allocated).
+ */
+function countLines(rawHeaders: readonly string[]): Map<string, number> | undefined {
+  let hosts = 0;
+  let repeated = false;
+  let seen: string[] | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase();
+    if (name === 'host') {
+      if (++hosts > 1) repeated = true;
+    } else if (FRAMING.has(name) || SINGLE_VALUED.has(name)) {
+      if (seen === undefined) seen = [name];
+      else if (seen.includes(name)) repeated = true;
+      else seen.push(name);
+    }
+  }
+  if (hosts === 1 && !repeated) return undefined;
   const counts = new Map<string, number>();
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase();
@@ -83,18 +100,40 @@ export function headerLimits(app: FastifyInstance): void {
   // Node would answer a missing Host with a bodiless 400; the hook answers it in our JSON shape.
   server.requireHostHeader = false;
 
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request before routing, and the common
+  // request (each header once, one Host) passes it without a promise or an allocation.
+  app.addHook('onRequest', (request, reply, done) => {
     const raw = request.raw.rawHeaders;
     const fields = raw.length / 2;
     if (fields > MAX_HEADER_FIELDS) {
       request.log.info({ header: { fields } }, 'request refused: REQUEST_HEADER_FIELDS_TOO_LARGE');
-      throw new DomainError(
-        'REQUEST_HEADER_FIELDS_TOO_LARGE',
-        `the request has ${fields} header fields; at most ${MAX_HEADER_FIELDS} are accepted`,
+      return done(
+        new DomainError(
+          'REQUEST_HEADER_FIELDS_TOO_LARGE',
+          `the request has ${fields} header fields; at most ${MAX_HEADER_FIELDS} are accepted`,
+        ),
       );
     }
-
     const counts = countLines(raw);
+    const coding = request.raw.headers['transfer-encoding'];
+    if (counts === undefined && coding === undefined) return done();
+    try {
+      refuseBadHead(request, reply, counts, coding);
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
+  });
+}
+
+/** The rest of the hook's rules, for a head with a repeated or missing header or a transfer coding. */
+function refuseBadHead(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  counts: Map<string, number> | undefined,
+  coding: string | undefined,
+): void {
+  if (counts !== undefined) {
     const hosts = counts.get('host') ?? 0;
     // HTTP/1.0 may omit Host; HTTP/1.1 must send exactly one.
     let reason = hosts === 0 && request.raw.httpVersion === '1.1' ? 'the request has no Host header' : undefined;
@@ -106,37 +145,37 @@ export function headerLimits(app: FastifyInstance): void {
       reply.header('connection', 'close');
       throw new DomainError('BAD_REQUEST', reason);
     }
+  }
 
-    // RFC 9112 §6.1: a transfer coding the server does not understand is a 501. Node decodes
-    // `chunked` only; anything before it (`gzip, chunked`) would reach us still encoded.
-    const coding = request.headers['transfer-encoding'];
-    if (coding !== undefined && coding.trim() === '') {
-      reply.header('connection', 'close');
-      throw new DomainError('BAD_REQUEST', 'Transfer-Encoding is empty');
-    }
-    if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
-      request.log.info({ header: { transferEncoding: coding } }, 'request refused: NOT_IMPLEMENTED');
-      reply.header('connection', 'close');
-      throw new DomainError('NOT_IMPLEMENTED', 'only the chunked transfer coding is supported');
-    }
+  // RFC 9112 §6.1: a transfer coding the server does not understand is a 501. Node decodes
+  // `chunked` only; anything before it (`gzip, chunked`) would reach us still encoded.
+  if (coding !== undefined && coding.trim() === '') {
+    reply.header('connection', 'close');
+    throw new DomainError('BAD_REQUEST', 'Transfer-Encoding is empty');
+  }
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
+    request.log.info({ header: { transferEncoding: coding } }, 'request refused: NOT_IMPLEMENTED');
+    reply.header('connection', 'close');
+    throw new DomainError('NOT_IMPLEMENTED', 'only the chunked transfer coding is supported');
+  }
+  if (counts === undefined) return;
 
-    const merchantApi = underMerchantApi(request);
-    for (const name of SINGLE_VALUED) {
-      if ((counts.get(name) ?? 0) < 2) continue;
-      if (!merchantApi) {
-        request.log.info({ header: { reason: `header ${name} is repeated` } }, 'request refused: BAD_REQUEST');
-        throw new DomainError('BAD_REQUEST', `header ${name} is repeated`);
-      }
-      // Under the merchant API before authentication, the spec makes a repeated single-valued
-      // header a request-shape failure: the same bare 401 as every authentication failure.
-      if (LEFT_TO_AUTHENTICATION.has(name)) continue;
-      request.log.info(
-        { auth: { step: 'shape', reason: `header ${name} is repeated` } },
-        'request refused: UNAUTHORIZED',
-      );
-      throw unauthorized();
+  const merchantApi = underMerchantApi(request);
+  for (const name of SINGLE_VALUED) {
+    if ((counts.get(name) ?? 0) < 2) continue;
+    if (!merchantApi) {
+      request.log.info({ header: { reason: `header ${name} is repeated` } }, 'request refused: BAD_REQUEST');
+      throw new DomainError('BAD_REQUEST', `header ${name} is repeated`);
     }
-  });
+    // Under the merchant API before authentication, the spec makes a repeated single-valued
+    // header a request-shape failure: the same bare 401 as every authentication failure.
+    if (LEFT_TO_AUTHENTICATION.has(name)) continue;
+    request.log.info(
+      { auth: { step: 'shape', reason: `header ${name} is repeated` } },
+      'request refused: UNAUTHORIZED',
+    );
+    throw unauthorized();
+  }
 }
 
 /** Sockets already answered: node reports a parse error again for each later chunk of data. */

@@ -66,24 +66,40 @@ export function httpUrl(options: {
   maxLength: number;
   refuse?: ((url: URL) => string | undefined) | undefined;
 }) {
+  // What each input came to, kept: a merchant sends the same few webhook and return URLs on every
+  // request, and the check is a pure function of the input (the rule, `refuse` over the address
+  // as written; names are resolved when delivering, not here). Bounded: emptied when full.
+  const judged = new Map<string, { readonly href: string } | { readonly reason: string }>();
+  const judge = (raw: string): { readonly href: string } | { readonly reason: string } => {
+    const parsed = parseHttpUrl(raw, options);
+    const reason = parsed.ok ? options.refuse?.(parsed.url) : parsed.reason;
+    if (!parsed.ok || reason !== undefined) return { reason: reason ?? 'is not a URL' };
+    // Normalizing may lengthen it (percent-encoding); the stored form obeys the limit too.
+    if (parsed.url.href.length > options.maxLength) {
+      return { reason: `at most ${options.maxLength} characters once normalized` };
+    }
+    return { href: parsed.url.href };
+  };
   return z
     .string()
     .max(options.maxLength, `at most ${options.maxLength} characters`)
     .transform((raw, context) => {
-      const parsed = parseHttpUrl(raw, options);
-      const reason = parsed.ok ? options.refuse?.(parsed.url) : parsed.reason;
-      if (!parsed.ok || reason !== undefined) {
-        context.addIssue({ code: 'custom', message: reason ?? 'is not a URL' });
+      let verdict = judged.get(raw);
+      if (verdict === undefined) {
+        verdict = judge(raw);
+        if (judged.size >= JUDGED_URLS) judged.clear();
+        judged.set(raw, verdict);
+      }
+      if ('reason' in verdict) {
+        context.addIssue({ code: 'custom', message: verdict.reason });
         return z.NEVER;
       }
-      // Normalizing may lengthen it (percent-encoding); the stored form obeys the limit too.
-      if (parsed.url.href.length > options.maxLength) {
-        context.addIssue({ code: 'custom', message: `at most ${options.maxLength} characters once normalized` });
-        return z.NEVER;
-      }
-      return parsed.url.href;
+      return verdict.href;
     });
 }
+
+/** URL inputs whose verdict one schema keeps (httpUrl). */
+const JUDGED_URLS = 1024;
 
 /**
  * `url` with `params` appended after any query parameters it already has, which are kept byte
