@@ -217,7 +217,7 @@ for (const [index, database] of databases().entries()) {
       await form.getByLabel('Reason').fill('Goodwill credit for the outage');
       await form.getByRole('button', { name: 'Propose adjustment' }).click();
       await page.getByText(/^Proposed .* another operator approves it\.$/).waitFor();
-      const table = page.getByRole('region', { name: 'Adjustments' });
+      const table = page.getByRole('region', { name: 'Adjustments', exact: true });
       await table.getByText('Another operator decides').waitFor();
       assert.equal(await table.getByRole('button', { name: /^Approve/ }).count(), 0, 'the proposer has no Approve');
       await capture(page, '08-money');
@@ -238,7 +238,7 @@ for (const [index, database] of databases().entries()) {
         await second.getByRole('button', { name: 'Sign in', exact: true }).click();
         await heading(second, 'Money');
         await second
-          .getByRole('region', { name: 'Adjustments' })
+          .getByRole('region', { name: 'Adjustments', exact: true })
           .getByRole('button', { name: `Approve 5.00 BRL for ${shop.accessKey}` })
           .click();
         await second.getByText(`to ${shop.accessKey}.`, { exact: false }).waitFor();
@@ -333,7 +333,7 @@ for (const [index, database] of databases().entries()) {
         assert.equal(await nav.getByRole('link', { name: 'Audit' }).count(), 0);
         await nav.getByRole('link', { name: 'Money' }).click();
         await heading(third, 'Money');
-        await third.getByRole('region', { name: 'Adjustments' }).waitFor();
+        await third.getByRole('region', { name: 'Adjustments', exact: true }).waitFor();
         assert.equal(await third.getByRole('form', { name: 'Propose an adjustment' }).count(), 0);
         await third.goto(`${base}/backoffice/merchants/${shop.accessKey}`);
         await heading(third, 'Journey Shop');

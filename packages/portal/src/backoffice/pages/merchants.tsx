@@ -419,12 +419,12 @@ function FeePlanCard({
   const canPropose = useCan('money');
   const action = useAction();
   const [kind, setKind] = useState('payment');
+  const [currency, setCurrency] = useState('BRL');
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const field = (name: string) => String(form.get(name) ?? '').trim();
     const target = event.currentTarget;
-    const currency = field('currency');
     const fee = { percent: field('percent'), fixed: field('fixed') };
     const plan: FeePlan = structuredClone(fees.data?.overrides ?? {});
     if (kind === 'payout') plan.payouts = { ...plan.payouts, [currency]: fee };
@@ -440,7 +440,7 @@ function FeePlanCard({
     });
   };
   const data = fees.data;
-  const methods = [...new Set(data?.rates.flatMap((r) => r.payments.map((p) => p.method)) ?? [])];
+  const methods = data?.rates.find((r) => r.currency === currency)?.payments.map((p) => p.method) ?? [];
   return (
     <Card id="merchant-fees" title="Fee plan">
       <LoadStatus state={fees} what="the fee plan" />
@@ -448,8 +448,8 @@ function FeePlanCard({
         <>
           <p>
             {Object.keys(data.overrides).length === 0
-              ? "The platform's default plan."
-              : 'Its own plan over the platform’s defaults'}
+              ? "The platform's default plan"
+              : "Its own plan over the platform's defaults"}
             {data.updatedAt ? (
               <>
                 , since <Time ms={data.updatedAt} />
@@ -493,7 +493,7 @@ function FeePlanCard({
             </Field>
             <Field label="Currency">
               {(props) => (
-                <select {...props} name="currency">
+                <select {...props} name="currency" value={currency} onChange={(event) => setCurrency(event.target.value)}>
                   {CURRENCIES.map((c) => (
                     <option key={c}>{c}</option>
                   ))}

@@ -413,6 +413,9 @@ function Reconciliation() {
         A channel&apos;s day against its settlement file, or against its own list of the day. It changes nothing.
       </p>
       <ActionStatus action={action} loadError={channels.error} />
+      {channels.data?.channels.length === 0 ? (
+        <p className="muted">No channel is configured: there is nothing to reconcile.</p>
+      ) : (
       <form className="stack" onSubmit={(event) => void submit(event)}>
         <div className="inline-form">
           <Field label="Channel">
@@ -429,8 +432,9 @@ function Reconciliation() {
         <Field label="Settlement file (CSV)" hint="Optional for a channel that keeps its own list of the day.">
           {(props) => <textarea {...props} name="settlement" rows={3} spellCheck={false} />}
         </Field>
-        <SubmitButton disabled={action.busy || (channels.data?.channels.length ?? 0) === 0}>Reconcile</SubmitButton>
+        <SubmitButton disabled={action.busy || !channels.data}>Reconcile</SubmitButton>
       </form>
+      )}
       {report && report.mismatches.length > 0 ? (
         <DataTable label="Mismatches" columns={['Kind', 'Type', 'Reference', 'Ours', 'Theirs']}>
           {report.mismatches.map((m, i) => (

@@ -266,7 +266,7 @@ function Entry({
       return (
         <>
           <Kind>Ledger</Kind> {entry.transactionKind} <span className="mono muted">{entry.transactionId}</span>
-          <ul className="failure-list">
+          <ul className="ledger-lines">
             {entry.entries.map((line, i) => (
               <li key={i}>
                 {line.owner} {line.account}:{' '}

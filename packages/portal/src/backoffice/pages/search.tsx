@@ -81,7 +81,7 @@ export function SearchPage() {
             <Field label="Type">
               {(props) => (
                 <select {...props} name="type" defaultValue={filters.type}>
-                  <option value="">Payments and payouts</option>
+                  <option value="">All types</option>
                   <option value="PAYMENT">Payments</option>
                   <option value="PAYOUT">Payouts</option>
                 </select>
