@@ -60,8 +60,7 @@ for (const [index, database] of databases().entries()) {
       await screenshot(target, `backoffice-${name}-phone`);
       await target.setViewportSize(size);
     };
-    const heading = (target: Page, name: string | RegExp) =>
-      target.getByRole('heading', { level: 1, name }).waitFor();
+    const heading = (target: Page, name: string | RegExp) => target.getByRole('heading', { level: 1, name }).waitFor();
     const deliverAll = async () => {
       for (let round = 0; round < 20; round++) {
         while ((await platform.services.webhooks.deliverNext('test')) !== 'idle');
@@ -311,7 +310,10 @@ for (const [index, database] of databases().entries()) {
       await capture(page, '13-audit');
       await page.goto(`${base}/backoffice/operators`);
       await heading(page, 'Operators');
-      await page.getByRole('region', { name: 'Operators' }).getByRole('cell', { name: `${adminEmail} (you)` }).waitFor();
+      await page
+        .getByRole('region', { name: 'Operators' })
+        .getByRole('cell', { name: `${adminEmail} (you)` })
+        .waitFor();
       await capture(page, '14-operators');
 
       // A support operator: no money, merchant or operator buttons; its resend refused once its role changed.

@@ -3,16 +3,7 @@
 export type OperatorRole = 'admin' | 'support' | 'finance' | 'auditor';
 export const OPERATOR_ROLES: readonly OperatorRole[] = ['admin', 'support', 'finance', 'auditor'];
 export type OperatorCapability =
-  | 'read'
-  | 'self'
-  | 'operators'
-  | 'merchants'
-  | 'platform-keys'
-  | 'support'
-  | 'money'
-  | 'files'
-  | 'audit'
-  | 'documents';
+  'read' | 'self' | 'operators' | 'merchants' | 'platform-keys' | 'support' | 'money' | 'files' | 'audit' | 'documents';
 
 export interface OperatorSession {
   readonly email: string;
@@ -51,7 +42,15 @@ export interface OrderItem {
 
 export type TimelineEntry =
   | { at: number; kind: 'status'; from: string | null; to: string; cause: string | null }
-  | { at: number; kind: 'event'; eventId: string; status: string; deliveryStatus: string; webhookUrl: string; body: string }
+  | {
+      at: number;
+      kind: 'event';
+      eventId: string;
+      status: string;
+      deliveryStatus: string;
+      webhookUrl: string;
+      body: string;
+    }
   | {
       at: number;
       kind: 'webhook';

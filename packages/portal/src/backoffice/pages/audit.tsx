@@ -54,8 +54,8 @@ export function AuditPage() {
         {chain.data ? (
           chain.data.ok ? (
             <p data-testid="chain">
-              <span className="badge badge-good">Intact</span> All {chain.data.checked.toLocaleString()} entries
-              chain to their predecessors: none was changed or removed.
+              <span className="badge badge-good">Intact</span> All {chain.data.checked.toLocaleString()} entries chain
+              to their predecessors: none was changed or removed.
             </p>
           ) : (
             <p data-testid="chain">
@@ -106,7 +106,9 @@ export function AuditPage() {
                   <Time ms={e.at} />
                 </td>
                 <td>
-                  {e.actor.email ?? <span className="muted">{e.actor.kind === 'operator' ? 'host command line' : e.actor.kind}</span>}
+                  {e.actor.email ?? (
+                    <span className="muted">{e.actor.kind === 'operator' ? 'host command line' : e.actor.kind}</span>
+                  )}
                   {e.actor.email ? <div className="small muted">{e.actor.kind}</div> : null}
                 </td>
                 <td className="mono small">

@@ -82,7 +82,9 @@ export function ChannelsPage() {
       {channels.data?.channels.length === 0 ? (
         <p>No channel is configured: the built-in sandbox serves every order.</p>
       ) : null}
-      {channels.data?.channels.map((c) => <Channel key={c.name} health={c} />)}
+      {channels.data?.channels.map((c) => (
+        <Channel key={c.name} health={c} />
+      ))}
     </>
   );
 }
@@ -198,7 +200,14 @@ function BankFiles({ channel }: { channel: string }) {
           ) : (
             <DataTable
               label={`Files sent to ${channel}`}
-              columns={['File', 'State', "Bank's group status", { heading: 'Transfers', className: 'num' }, 'Created', 'XML']}
+              columns={[
+                'File',
+                'State',
+                "Bank's group status",
+                { heading: 'Transfers', className: 'num' },
+                'Created',
+                'XML',
+              ]}
             >
               {data.sent.map((f) => (
                 <tr key={f.msgId}>
@@ -223,7 +232,9 @@ function BankFiles({ channel }: { channel: string }) {
                   <td>
                     {canDownload ? (
                       <a
-                        href={downloadUrl(`/channels/${encodeURIComponent(channel)}/files/${encodeURIComponent(f.msgId)}/xml`)}
+                        href={downloadUrl(
+                          `/channels/${encodeURIComponent(channel)}/files/${encodeURIComponent(f.msgId)}/xml`,
+                        )}
                         download
                         aria-label={`Download the XML of ${f.name}`}
                       >

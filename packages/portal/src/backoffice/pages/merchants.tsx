@@ -154,7 +154,10 @@ function CreateMerchant({ onCreated }: { onCreated: () => void }) {
       ) : null}
       <form className="stack" onSubmit={(event) => void submit(event)}>
         <Field label="Name">{(props) => <input {...props} name="name" required maxLength={200} />}</Field>
-        <Field label="Its public key" hint="The merchant's Ed25519 public key (PEM or base64), from `paygate keys generate`.">
+        <Field
+          label="Its public key"
+          hint="The merchant's Ed25519 public key (PEM or base64), from `paygate keys generate`."
+        >
           {(props) => <textarea {...props} name="publicKey" required rows={3} maxLength={1000} />}
         </Field>
         <SubmitButton disabled={action.busy}>Create merchant</SubmitButton>
@@ -278,7 +281,10 @@ export function MerchantPage({ accessKey }: { accessKey: string }) {
               {m.channels.payments.length + m.channels.payouts.length === 0 ? (
                 <p className="muted">No order has gone through a channel yet (the sandbox serves it).</p>
               ) : (
-                <DataTable label="Channels it used" columns={['Channel', 'For', { heading: 'Orders', className: 'num' }, 'Last']}>
+                <DataTable
+                  label="Channels it used"
+                  columns={['Channel', 'For', { heading: 'Orders', className: 'num' }, 'Last']}
+                >
                   {[
                     ...m.channels.payments.map((c) => ({ ...c, kind: 'payments' })),
                     ...m.channels.payouts.map((c) => ({ ...c, kind: 'payouts' })),
@@ -370,7 +376,10 @@ function People({
       {people.length === 0 ? (
         <p>No one yet. Invite the merchant&apos;s first owner.</p>
       ) : (
-        <DataTable label="The merchant's people" columns={['Email', 'Role', 'State', { heading: 'Since', className: 'hide-narrow' }]}>
+        <DataTable
+          label="The merchant's people"
+          columns={['Email', 'Role', 'State', { heading: 'Since', className: 'hide-narrow' }]}
+        >
           {people.map((p) => (
             <tr key={p.email}>
               <td>{p.email}</td>
@@ -457,7 +466,15 @@ function FeePlanCard({
             ) : null}
             .
           </p>
-          <DataTable label="Its rates" columns={['Currency', 'For', { heading: 'Percent', className: 'num' }, { heading: 'Fixed', className: 'num' }]}>
+          <DataTable
+            label="Its rates"
+            columns={[
+              'Currency',
+              'For',
+              { heading: 'Percent', className: 'num' },
+              { heading: 'Fixed', className: 'num' },
+            ]}
+          >
             {data.rates.flatMap((r) => [
               ...r.payments.map((p) => (
                 <tr key={`${r.currency}-${p.method}`}>
@@ -493,7 +510,12 @@ function FeePlanCard({
             </Field>
             <Field label="Currency">
               {(props) => (
-                <select {...props} name="currency" value={currency} onChange={(event) => setCurrency(event.target.value)}>
+                <select
+                  {...props}
+                  name="currency"
+                  value={currency}
+                  onChange={(event) => setCurrency(event.target.value)}
+                >
                   {CURRENCIES.map((c) => (
                     <option key={c}>{c}</option>
                   ))}
@@ -517,7 +539,9 @@ function FeePlanCard({
             <Field label="Fixed">
               {(props) => <input {...props} name="fixed" required inputMode="decimal" placeholder="0.30" />}
             </Field>
-            <Field label="Reason">{(props) => <input {...props} name="reason" required minLength={3} maxLength={500} />}</Field>
+            <Field label="Reason">
+              {(props) => <input {...props} name="reason" required minLength={3} maxLength={500} />}
+            </Field>
             <div className="filter-actions">
               <button type="submit" className="button button-primary" disabled={action.busy}>
                 Propose

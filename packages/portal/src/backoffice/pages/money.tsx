@@ -5,7 +5,16 @@
  */
 import { type FormEvent, useState } from 'react';
 import { useAction } from '../../action';
-import { ActionStatus, Card, Field, LoadStatus, PageHeading, StatusBadge, SubmitButton, useAsync } from '../../components';
+import {
+  ActionStatus,
+  Card,
+  Field,
+  LoadStatus,
+  PageHeading,
+  StatusBadge,
+  SubmitButton,
+  useAsync,
+} from '../../components';
 import { CURRENCIES, formatMoney } from '../../format';
 import { ACTIONS_COLUMN, DataTable } from '../../table';
 import { api, queryString } from '../api';
@@ -75,7 +84,12 @@ export function MoneyPage() {
         <div className="inline-form">
           <Field label="Day (UTC)">
             {(props) => (
-              <input {...props} type="date" value={day} onChange={(event) => event.target.value && setDay(event.target.value)} />
+              <input
+                {...props}
+                type="date"
+                value={day}
+                onChange={(event) => event.target.value && setDay(event.target.value)}
+              />
             )}
           </Field>
         </div>
@@ -96,7 +110,8 @@ export function MoneyPage() {
                 <tr key={v.currency}>
                   <td>{v.currency}</td>
                   <td className="num">
-                    {formatMoney(v.payments.amount, v.currency)} <span className="muted small">({v.payments.count})</span>
+                    {formatMoney(v.payments.amount, v.currency)}{' '}
+                    <span className="muted small">({v.payments.count})</span>
                   </td>
                   <td className="num">
                     {formatMoney(v.payouts.amount, v.currency)} <span className="muted small">({v.payouts.count})</span>
@@ -309,7 +324,14 @@ export function FeeChangesTable({ changes, onDecided }: { changes: readonly FeeC
       <ActionStatus action={action} />
       <DataTable
         label="Fee plan changes"
-        columns={['Merchant', 'Plan proposed', 'Reason', 'Status', { heading: 'Proposed', className: 'hide-narrow' }, ACTIONS_COLUMN]}
+        columns={[
+          'Merchant',
+          'Plan proposed',
+          'Reason',
+          'Status',
+          { heading: 'Proposed', className: 'hide-narrow' },
+          ACTIONS_COLUMN,
+        ]}
       >
         {changes.map((c) => (
           <tr key={c.changeId}>
@@ -416,24 +438,26 @@ function Reconciliation() {
       {channels.data?.channels.length === 0 ? (
         <p className="muted">No channel is configured: there is nothing to reconcile.</p>
       ) : (
-      <form className="stack" onSubmit={(event) => void submit(event)}>
-        <div className="inline-form">
-          <Field label="Channel">
-            {(props) => (
-              <select {...props} name="channel" required>
-                {(channels.data?.channels ?? []).map((c) => (
-                  <option key={c.name}>{c.name}</option>
-                ))}
-              </select>
-            )}
+        <form className="stack" onSubmit={(event) => void submit(event)}>
+          <div className="inline-form">
+            <Field label="Channel">
+              {(props) => (
+                <select {...props} name="channel" required>
+                  {(channels.data?.channels ?? []).map((c) => (
+                    <option key={c.name}>{c.name}</option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <Field label="Day (UTC)">
+              {(props) => <input {...props} type="date" name="date" required defaultValue={today()} />}
+            </Field>
+          </div>
+          <Field label="Settlement file (CSV)" hint="Optional for a channel that keeps its own list of the day.">
+            {(props) => <textarea {...props} name="settlement" rows={3} spellCheck={false} />}
           </Field>
-          <Field label="Day (UTC)">{(props) => <input {...props} type="date" name="date" required defaultValue={today()} />}</Field>
-        </div>
-        <Field label="Settlement file (CSV)" hint="Optional for a channel that keeps its own list of the day.">
-          {(props) => <textarea {...props} name="settlement" rows={3} spellCheck={false} />}
-        </Field>
-        <SubmitButton disabled={action.busy || !channels.data}>Reconcile</SubmitButton>
-      </form>
+          <SubmitButton disabled={action.busy || !channels.data}>Reconcile</SubmitButton>
+        </form>
       )}
       {report && report.mismatches.length > 0 ? (
         <DataTable label="Mismatches" columns={['Kind', 'Type', 'Reference', 'Ours', 'Theirs']}>

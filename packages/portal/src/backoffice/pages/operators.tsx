@@ -4,7 +4,16 @@
  */
 import { type FormEvent, useState } from 'react';
 import { useEditable } from '../../action';
-import { ActionStatus, Card, CopyableValue, Field, LoadStatus, PageHeading, RowButton, SubmitButton } from '../../components';
+import {
+  ActionStatus,
+  Card,
+  CopyableValue,
+  Field,
+  LoadStatus,
+  PageHeading,
+  RowButton,
+  SubmitButton,
+} from '../../components';
 import { ACTIONS_COLUMN, DataTable } from '../../table';
 import { api } from '../api';
 import { usePageTitle } from '../router';
@@ -22,10 +31,9 @@ const ROLE_WORDS: Readonly<Record<string, string>> = {
 export function OperatorsPage() {
   usePageTitle('Operators');
   const me = useSession();
-  const list = useEditable(
-    async () => (await api.get<{ operators: Person[] }>('/operators')).operators,
-    { reloadOnError: true },
-  );
+  const list = useEditable(async () => (await api.get<{ operators: Person[] }>('/operators')).operators, {
+    reloadOnError: true,
+  });
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('support');
   const [link, setLink] = useState<string>();
@@ -45,7 +53,8 @@ export function OperatorsPage() {
   };
   const setRoleOf = (person: Person, next: string) =>
     void list.write(
-      async () => (await api.post<{ operators: Person[] }>('/operators/role', { email: person.email, role: next })).operators,
+      async () =>
+        (await api.post<{ operators: Person[] }>('/operators/role', { email: person.email, role: next })).operators,
       `${person.email} is now ${next}.`,
     );
   const remove = (person: Person) =>

@@ -179,7 +179,9 @@ function Entry({
         <>
           <Kind>State</Kind> {entry.from ? `${entry.from} → ` : ''}
           <StatusBadge status={entry.to} />{' '}
-          <span className="muted">by {entry.cause ? (CAUSES[entry.cause] ?? entry.cause) : 'a cause not recorded'}</span>
+          <span className="muted">
+            by {entry.cause ? (CAUSES[entry.cause] ?? entry.cause) : 'a cause not recorded'}
+          </span>
         </>
       );
     case 'channel':
@@ -197,8 +199,7 @@ function Entry({
       }
       return (
         <>
-          <Kind>Notification</Kind> from {entry.channel} <span className="mono">{entry.eventId}</span>:{' '}
-          {entry.outcome}
+          <Kind>Notification</Kind> from {entry.channel} <span className="mono">{entry.eventId}</span>: {entry.outcome}
           {entry.detail ? <span className="muted"> ({entry.detail})</span> : null}
           <Payload summary="What the channel sent" value={entry.body} />
         </>
@@ -212,7 +213,9 @@ function Entry({
           {entry.transactions === 1 ? 'transfer' : 'transfers'}, EUR {entry.controlSum}{' '}
           {actions.files ? (
             <a
-              href={downloadUrl(`/channels/${encodeURIComponent(entry.channel)}/files/${encodeURIComponent(entry.msgId)}/xml`)}
+              href={downloadUrl(
+                `/channels/${encodeURIComponent(entry.channel)}/files/${encodeURIComponent(entry.msgId)}/xml`,
+              )}
               download
             >
               Download the XML

@@ -145,7 +145,7 @@ export function SearchPage() {
               'Order',
               'Merchant',
               'Status',
-              { heading: 'Amount', className: 'num' },
+              { heading: 'Amount', className: 'num hide-narrow' },
               { heading: 'Created', className: 'hide-narrow' },
               { heading: 'Merchant order no.', className: 'hide-narrow' },
               { heading: 'Payer or payee', className: 'hide-narrow' },
@@ -167,18 +167,16 @@ export function SearchPage() {
                     <span className="muted small show-narrow">
                       <Time ms={item.createdAt} />
                     </span>
+                    <span className="show-narrow">{formatMoney(item.amount, item.currency)}</span>
                   </td>
                   <td>
                     {item.merchant.name}
-                    <span className="muted small mono">
-                      {' '}
-                      {item.merchant.accessKey}
-                    </span>
+                    <div className="muted small mono hide-narrow">{item.merchant.accessKey}</div>
                   </td>
                   <td>
                     <StatusBadge status={item.status} />
                   </td>
-                  <td className="num">{formatMoney(item.amount, item.currency)}</td>
+                  <td className="num hide-narrow">{formatMoney(item.amount, item.currency)}</td>
                   <td className="hide-narrow">
                     <Time ms={item.createdAt} />
                   </td>

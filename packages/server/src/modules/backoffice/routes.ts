@@ -572,7 +572,12 @@ function eventRoutes(auth: FastifyInstance, services: BackofficeServices, actorO
         services.audit.record(tx, actorOf(request), {
           action: 'events.replayed',
           merchant: merchant.accessKey,
-          detail: { from: body.from, to: body.to, count, ...(body.reason === undefined ? {} : { reason: body.reason }) },
+          detail: {
+            from: body.from,
+            to: body.to,
+            count,
+            ...(body.reason === undefined ? {} : { reason: body.reason }),
+          },
         }),
       ),
     );
