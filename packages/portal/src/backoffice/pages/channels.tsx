@@ -4,7 +4,7 @@
  * group status, the files received (set aside with the reason) and each sent file's XML.
  */
 import { useState } from 'react';
-import { Card, Details, LoadStatus, PageHeading, StatusBadge, useAsync } from '../../components';
+import { Card, Details, LoadStatus, PageHeading, useAsync } from '../../components';
 import { DataTable } from '../../table';
 import { api, downloadUrl } from '../api';
 import { Link, usePageTitle } from '../router';
@@ -55,20 +55,42 @@ interface Files {
   setAside: { name: string; message: string | null; state: string; reason: string | null; receivedAt: number }[];
 }
 
+const BACKLOG_WORDS: Readonly<Record<string, string>> = {
+  open: 'open',
+  due: 'due now',
+  nextPollAt: 'next poll',
+  oldestOpenSince: 'oldest open since',
+};
+
 /** What polling waits for, in words: its numbers and times as the server gives them. */
 function Backlog({ of }: { of: Record<string, unknown> }) {
-  const parts = Object.entries(of).map(([key, value]) =>
-    /At$/.test(key) && typeof value === 'number' ? (
-      <span key={key}>
-        {key} <Time ms={value} />;{' '}
-      </span>
-    ) : (
-      <span key={key}>
-        {key} {value === null ? '—' : String(value)};{' '}
-      </span>
-    ),
-  );
+  const parts = Object.entries(of).map(([key, value], i) => (
+    <span key={key}>
+      {i > 0 ? '; ' : ''}
+      {BACKLOG_WORDS[key] ?? key}{' '}
+      {typeof value === 'number' && /(At|Since)$/.test(key) ? (
+        <Time ms={value} />
+      ) : value === null ? (
+        '—'
+      ) : (
+        String(value)
+      )}
+    </span>
+  ));
   return <>{parts}</>;
+}
+
+const FILE_TONES: Readonly<Record<string, string>> = {
+  acknowledged: 'good',
+  applied: 'good',
+  uploaded: 'info',
+  built: 'info',
+  set_aside: 'warn',
+};
+
+/** A file's state in its colour (the text says it too). */
+function FileState({ state }: { state: string }) {
+  return <span className={`badge badge-${FILE_TONES[state] ?? 'neutral'}`}>{state.replace('_', ' ')}</span>;
 }
 
 export function ChannelsPage() {
@@ -220,7 +242,7 @@ function BankFiles({ channel }: { channel: string }) {
                     {f.lastError ? <div className="small debit">{f.lastError}</div> : null}
                   </td>
                   <td>
-                    <StatusBadge status={f.state} />
+                    <FileState state={f.state} />
                   </td>
                   <td>{f.groupStatus ?? '—'}</td>
                   <td className="num">
@@ -275,7 +297,7 @@ function BankFiles({ channel }: { channel: string }) {
                   <td className="mono">{f.name}</td>
                   <td>{f.message ?? 'unreadable'}</td>
                   <td>
-                    <StatusBadge status={f.state} />
+                    <FileState state={f.state} />
                     {f.reason ? <span className="small muted"> {f.reason}</span> : null}
                   </td>
                   <td>

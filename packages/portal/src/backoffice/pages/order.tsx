@@ -226,8 +226,8 @@ function Entry({
     case 'bank_status':
       return (
         <>
-          <Kind>Bank status</Kind> {entry.status ? <StatusBadge status={entry.status} /> : 'none'}
-          {entry.reason ? ` reason ${entry.reason}` : ''}
+          <Kind>Bank status</Kind> {entry.status ? <StatusBadge status={entry.status} /> : 'no status code'}
+          {entry.reason ? `, reason ${entry.reason}` : ''}
           {entry.returnReference ? `, returned (${entry.returnReference})` : ''}
         </>
       );
