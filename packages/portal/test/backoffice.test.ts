@@ -315,6 +315,28 @@ for (const [index, database] of databases().entries()) {
         .getByRole('cell', { name: `${adminEmail} (you)` })
         .waitFor();
       await capture(page, '14-operators');
+      // Invite one, change their role, remove them; the last admin stays (the API refuses, the page says so).
+      const newcomer = `newcomer-${database}@ops.example`;
+      const invite = page.getByRole('region', { name: 'Invite an operator' });
+      await invite.getByLabel('Email').fill(newcomer);
+      await invite.getByLabel('Role').selectOption('auditor');
+      await invite.getByRole('button', { name: 'Invite' }).click();
+      await page.getByText(`${newcomer} is invited as auditor.`).waitFor();
+      const link = (await page.getByTestId('value-setup-link').textContent()) ?? '';
+      assert.ok(link.startsWith(`${base}/backoffice/setup#token=`), link);
+      await page.getByLabel(`Role of ${newcomer}`).selectOption('support');
+      await page.getByText(`${newcomer} is now support.`).waitFor();
+      await page.getByRole('button', { name: `Remove ${newcomer}` }).click();
+      await page.getByText(`${newcomer} was removed`).waitFor();
+      await page.getByRole('button', { name: `Remove ${adminEmail}` }).click();
+      const kept = page.getByRole('alert');
+      await kept.waitFor();
+      assert.match((await kept.textContent()) ?? '', /admin/);
+      const operators = await platform.services.operators.users(null);
+      assert.deepEqual(operators.map((o) => [o.email, o.role]).sort(), [
+        [adminEmail, 'admin'],
+        [`finance-${database}@ops.example`, 'finance'],
+      ]);
 
       // A support operator: no money, merchant or operator buttons; its resend refused once its role changed.
       const support = await operator(platform, 'support', `support-${database}@ops.example`);

@@ -105,13 +105,13 @@ export function AuditPage() {
                 <td>
                   <Time ms={e.at} />
                 </td>
-                <td>
+                <td className="audit-who">
                   {e.actor.email ?? (
                     <span className="muted">{e.actor.kind === 'operator' ? 'host command line' : e.actor.kind}</span>
                   )}
                   {e.actor.email ? <div className="small muted">{e.actor.kind}</div> : null}
                 </td>
-                <td className="mono small">
+                <td className="mono small audit-action">
                   {e.action}
                   {e.object ? <div className="muted">{e.object}</div> : null}
                 </td>
