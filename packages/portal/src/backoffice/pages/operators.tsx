@@ -112,7 +112,13 @@ export function OperatorsPage() {
       {list.data ? (
         <DataTable
           label="Operators"
-          columns={['Email', 'Role', 'State', { heading: 'Since', className: 'hide-narrow' }, ACTIONS_COLUMN]}
+          columns={[
+            'Email',
+            'Role',
+            { heading: 'State', className: 'hide-narrow' },
+            { heading: 'Since', className: 'hide-narrow' },
+            ACTIONS_COLUMN,
+          ]}
         >
           {list.data.map((p) => (
             <tr key={p.email}>
@@ -138,7 +144,7 @@ export function OperatorsPage() {
                   ))}
                 </select>
               </td>
-              <td>
+              <td className="hide-narrow">
                 {p.activated ? (
                   'active'
                 ) : (
