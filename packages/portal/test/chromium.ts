@@ -79,3 +79,24 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 export async function textOf(page: Page, selector: string): Promise<string> {
   return ((await page.locator(selector).first().textContent()) ?? '').replace(/\s+/g, ' ').trim();
 }
+
+/**
+ * Builds the back office (vite build -c vite.backoffice.config.ts) unless dist-backoffice/ is
+ * newer than every source file (it shares the portal's src/).
+ */
+export function ensureBackofficeBuilt(): void {
+  const index = join(PORTAL_DIR, 'dist-backoffice', 'backoffice.html');
+  const sources = Math.max(
+    newestSource(join(PORTAL_DIR, 'src')),
+    statSync(join(PORTAL_DIR, 'backoffice.html')).mtimeMs,
+    statSync(join(PORTAL_DIR, 'vite.backoffice.config.ts')).mtimeMs,
+  );
+  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
+  const vite = join(PORTAL_DIR, '../../node_modules/vite/bin/vite.js');
+  const result = spawnSync(process.execPath, [vite, 'build', '-c', 'vite.backoffice.config.ts'], {
+    cwd: PORTAL_DIR,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  if (result.status !== 0) throw new Error(`vite build (back office) failed:\n${result.stdout}\n${result.stderr}`);
+}

@@ -7,7 +7,7 @@ import { clientErrorHandler, headerLimits } from './http/header-limits.js';
 import { merchantApiScope } from './http/merchant-api.js';
 import { ulid } from './ids.js';
 import { adminRoutes } from './modules/admin/routes.js';
-import { backofficeApiRoutes, backofficePlaceholderRoutes } from './modules/backoffice/routes.js';
+import { backofficeApiRoutes } from './modules/backoffice/routes.js';
 import { balanceRoutes } from './modules/balances/routes.js';
 import { cashierRoutes } from './modules/cashier/routes.js';
 import { channelRoutes } from './modules/channels/routes.js';
@@ -16,7 +16,7 @@ import { ledgerRoutes } from './modules/ledger/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
 import { portalApiRoutes } from './modules/portal/routes.js';
-import { portalStaticRoutes } from './modules/portal/static.js';
+import { backofficeStaticRoutes, portalStaticRoutes } from './modules/portal/static.js';
 import { feeRoutes } from './modules/fees/routes.js';
 import { sandboxRoutes } from './modules/sandbox/routes.js';
 import { eventRoutes } from './modules/webhooks/routes.js';
@@ -39,6 +39,8 @@ export interface AppOptions {
   readonly logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
   /** The portal web app's build directory (default: packages/portal/dist). */
   readonly portalDir?: string;
+  /** The back office web app's build directory (default: packages/portal/dist-backoffice). */
+  readonly backofficeDir?: string;
   /** Where the instance is in its life: draining fails `/readyz`; closing ends each connection after its answer. */
   readonly lifecycle?: { isDraining(): boolean; isClosing(): boolean };
   /** Serves through this server (the platform binds its port before the app exists). */
@@ -190,9 +192,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(async (portal) => portalApiRoutes(portal, services), { prefix: '/portal/api' });
   await app.register(async (cashier) => cashierRoutes(cashier, services));
 
-  // The back office, for the platform's operators: its cookie-session API under /backoffice/api
-  // (a portal session opens nothing there, nor a back-office session anything in the portal).
-  backofficePlaceholderRoutes(app);
+  // The back office, for the platform's operators: its web app under /backoffice, its
+  // cookie-session API under /backoffice/api (a portal session opens nothing there, nor a
+  // back-office session anything in the portal).
+  backofficeStaticRoutes(app, options.backofficeDir);
   await app.register(async (backoffice) => backofficeApiRoutes(backoffice, services), { prefix: '/backoffice/api' });
 
   if (options.adminToken) {

@@ -5,6 +5,7 @@ import type { Db, Queryable } from '../../db/db.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import { success } from '../../http/errors.js';
 import { rawTarget } from '../../http/merchant-api.js';
+import { REASON_PATTERN } from '../../proposals.js';
 import { checkTimeRange, parseInput, parseQuery, unixMsParam } from '../../validation.js';
 import { capabilitiesOf } from '../accounts/access.js';
 import { sendInvitation } from '../accounts/mail.js';
@@ -85,7 +86,13 @@ const operatorInviteBody = z.object({ email: z.string().max(254), role: z.enum(O
 const merchantCreateBody = z.object({ name: z.string().max(200), publicKey: z.string().max(1000) }).strict();
 const ownerInviteBody = z.object({ email: z.string().max(254) }).strict();
 const replayBody = z
-  .object({ merchant: z.string().max(100), from: z.number().int().nonnegative(), to: z.number().int().nonnegative() })
+  .object({
+    merchant: z.string().max(100),
+    from: z.number().int().nonnegative(),
+    to: z.number().int().nonnegative(),
+    /** Why (the back office asks for it); kept in the audit entry with the count. */
+    reason: z.string().trim().regex(REASON_PATTERN, '3 to 500 characters').optional(),
+  })
   .strict();
 const eventsQuery = z.object({
   status: z.string().max(20).optional(),
@@ -565,7 +572,12 @@ function eventRoutes(auth: FastifyInstance, services: BackofficeServices, actorO
         services.audit.record(tx, actorOf(request), {
           action: 'events.replayed',
           merchant: merchant.accessKey,
-          detail: { from: body.from, to: body.to, count },
+          detail: {
+            from: body.from,
+            to: body.to,
+            count,
+            ...(body.reason === undefined ? {} : { reason: body.reason }),
+          },
         }),
       ),
     );
@@ -670,23 +682,4 @@ function auditRoutes(auth: FastifyInstance, services: BackofficeServices): void 
     queryOf(request, []);
     return success(await services.audit.verify());
   });
-}
-
-/** The back office's page until its web app is built: the API is served under /backoffice/api. */
-export function backofficePlaceholderRoutes(app: FastifyInstance): void {
-  const page = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Paygate back office</title></head>
-<body><main><h1>Paygate back office</h1>
-<p>The back office's web app is not built yet. Its JSON API is served under <code>/backoffice/api</code>
-(docs/api.md, "The back office"); the first admin is invited with <code>paygate operator invite</code>.</p></main></body></html>
-`;
-  for (const path of ['/backoffice', '/backoffice/', '/backoffice/setup']) {
-    app.get(path, async (_request, reply) =>
-      reply
-        .type('text/html; charset=utf-8')
-        .header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
-        .header('x-content-type-options', 'nosniff')
-        .send(page),
-    );
-  }
 }

@@ -1,0 +1,98 @@
+/**
+ * The back office's API client: same-origin fetch with the back office's session cookie, the CSRF
+ * token on writes. The same exports as the portal's client (../api.ts), bound to /backoffice/api:
+ * the shared components use this one in the back office's build (vite.backoffice.config.ts).
+ */
+
+export const API_BASE = '/backoffice/api';
+
+/** A refusal from the API: `msg` code, message and any field errors. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly fieldErrors: readonly { field: string; message: string }[] = [],
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+let csrfToken: string | undefined;
+
+/** Remembers the session's CSRF token (from sign-in or GET /session); cleared on sign-out. */
+export function setCsrfToken(token: string | undefined): void {
+  csrfToken = token;
+}
+
+/** Fired when the server says the session is gone, so the app can show the sign-in page. */
+export const SIGNED_OUT_EVENT = 'paygate:backoffice-signed-out';
+
+let stepUp: (() => Promise<boolean>) | undefined;
+
+/** The app registers its step-up dialog here (a sensitive change asks for the second factor again). */
+export function setStepUpHandler(handler: (() => Promise<boolean>) | undefined): void {
+  stepUp = handler;
+}
+
+export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown, retried = false): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method === 'POST') {
+    headers['content-type'] = 'application/json';
+    if (csrfToken) headers['x-csrf-token'] = csrfToken;
+  }
+  let response: Response;
+  try {
+    response = await fetch(API_BASE + path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and try again.');
+  }
+  let payload: { msg?: string; message?: string; data?: T; errors?: { field: string; message: string }[] } = {};
+  try {
+    payload = (await response.json()) as typeof payload;
+  } catch {
+    // A non-JSON answer (a proxy's error page): reported by status below.
+  }
+  if (response.ok && payload.msg === 'SUCCESS') return payload.data as T;
+  const code = payload.msg ?? `HTTP_${response.status}`;
+  if (code === 'STEP_UP_REQUIRED' && stepUp && !retried && (await stepUp())) {
+    return request<T>(method, path, body, true);
+  }
+  if (response.status === 401 && code === 'UNAUTHORIZED') {
+    setCsrfToken(undefined);
+    window.dispatchEvent(new Event(SIGNED_OUT_EVENT));
+  }
+  const retryAfter = Number(response.headers.get('retry-after'));
+  throw new ApiError(
+    response.status,
+    code,
+    payload.message ?? `The request failed (HTTP ${response.status}).`,
+    payload.errors ?? [],
+    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+  );
+}
+
+export const api = {
+  get: <T>(path: string) => request<T>('GET', path),
+  post: <T>(path: string, body?: unknown) => request<T>('POST', path, body),
+};
+
+/** `?a=1&b=2` from the defined, non-empty values. */
+export function queryString(params: Record<string, string | number | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+/** The address of a download (a CSV, a bank file's XML): a plain link, sent with the session cookie. */
+export const downloadUrl = (path: string) => API_BASE + path;

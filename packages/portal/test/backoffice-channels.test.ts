@@ -1,0 +1,178 @@
+/**
+ * The back office's Channels page and a SEPA payout's story in Chromium (issue 45): a sepa-sftp
+ * channel through Debian's OpenSSH (as the server's story suite runs it), a payout sent in a bank
+ * file and returned by the bank, a file the bank wrote that does not parse set aside with its
+ * reason; the page shows the channel's health, its files with their state, the file set aside,
+ * and each sent file's XML to download; the order's story shows the bank file and the bank's
+ * status. Screenshots at 1280 and 375 px, axe on both.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { writeCamt054 } from '@paygate/iso20022';
+import type { Browser, Page } from 'playwright-core';
+import { readInboxOnce } from '../../server/src/modules/channels/sepa-sftp/inbox.js';
+import { batchOnce, type FileLog, uploadOnce } from '../../server/src/modules/channels/sepa-sftp/outbox.js';
+import { isSepaSftp, type SepaSftpConnector } from '../../server/src/modules/channels/sepa-sftp/sepa-sftp.js';
+import { operator } from '../../server/test/backoffice-harness.js';
+import { createMerchant, post, startTestPlatform, type TestPlatform } from '../../server/test/harness.js';
+import { fund } from '../../server/test/money-harness.js';
+import { PASSWORD } from '../../server/test/portal-harness.js';
+import { SSHD, type Sshd, startSshd } from '../../server/test/sshd-fixture.js';
+import { axeViolations, ensureBackofficeBuilt, launchChromium, screenshot, SKIP_BROWSER } from './browser.js';
+
+const quietLog: FileLog = { info: () => {}, warn: () => {}, error: () => {} };
+const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
+
+describe(
+  "the back office's Channels page in Chromium: a SEPA file channel",
+  { skip: SKIP_BROWSER || sshdMissing },
+  () => {
+    let sshd: Sshd;
+    let platform: TestPlatform;
+    let connector: SepaSftpConnector;
+    let browser: Browser;
+    let page: Page;
+    let orderNo = '';
+    let msgId = '';
+
+    const capture = async (name: string) => {
+      assert.deepEqual(await axeViolations(page), [], `${name}: axe at 1280 px`);
+      await screenshot(page, `backoffice-${name}-desktop`);
+      await page.setViewportSize({ width: 375, height: 800 });
+      assert.deepEqual(await axeViolations(page), [], `${name}: axe at 375 px`);
+      await screenshot(page, `backoffice-${name}-phone`);
+      await page.setViewportSize({ width: 1280, height: 900 });
+    };
+
+    before(async () => {
+      ensureBackofficeBuilt();
+      sshd = await startSshd();
+      const channels = join(sshd.dir, 'channels.json');
+      writeFileSync(
+        channels,
+        JSON.stringify({
+          channels: [
+            {
+              name: 'bank',
+              kind: 'sepa-sftp',
+              methods: [],
+              payouts: ['EUR'],
+              host: '127.0.0.1',
+              port: sshd.port,
+              username: sshd.username,
+              privateKeyFile: sshd.clientKeyFile,
+              hostKey: sshd.hostKey,
+              uploadDir: sshd.uploadDir,
+              downloadDir: sshd.downloadDir,
+              debtor: { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
+              batchEvery: '600000ms',
+              pollEvery: '1s',
+              cutOff: '00:00',
+              timeoutMs: 3_000,
+            },
+          ],
+        }),
+      );
+      platform = await startTestPlatform({ env: { PAYGATE_CHANNELS: channels }, expectErrorLogs: true });
+      const found = platform.services.channels.get('bank');
+      assert.ok(found && isSepaSftp(found));
+      connector = found;
+
+      // A payout sent in a file, returned by the bank; and a file that does not parse.
+      const merchant = await createMerchant(platform, 'Banco Paginas');
+      await fund(platform, merchant, '1000.00', 'EUR');
+      const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payouts', {
+        merchantOrderNo: 'SEPA-PAGE-1',
+        currency: 'EUR',
+        amount: '45.00',
+        webhookUrl: 'https://shop.example/webhook',
+        payee: { name: 'Ana Souza', accountNumber: 'FR1420041010050500013M02606' },
+      });
+      orderNo = created.body.data?.orderNo as string;
+      assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
+      platform.advance(600_000);
+      const batch = await batchOnce(platform.services, connector, { log: quietLog });
+      assert.equal(batch.kind, 'built');
+      msgId = batch.kind === 'built' ? batch.msgId : '';
+      assert.deepEqual((await uploadOnce(platform.services, connector, { log: quietLog })).failed, []);
+      writeFileSync(
+        join(sshd.downloadDir, 'camt-return.xml'),
+        writeCamt054({
+          msgId: 'CN-PAGE-1',
+          createdAt: new Date(),
+          account: { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000' },
+          entries: [
+            {
+              status: 'BOOK',
+              creditDebit: 'CRDT',
+              amount: '45.00',
+              currency: 'EUR',
+              bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'RRTN' },
+              transactions: [
+                { endToEndId: orderNo, accountServicerRef: 'RET-PAGE-1', amount: '45.00', returnReason: 'AC04' },
+              ],
+            },
+          ],
+        }),
+      );
+      writeFileSync(join(sshd.downloadDir, 'garbled.xml'), '<Document><not-iso/></Document>');
+      await readInboxOnce(platform.services, connector, { log: quietLog });
+
+      const finance = await operator(platform, 'finance');
+      browser = await launchChromium();
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+      page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      await page.goto(`${platform.url}/backoffice/channels`);
+      await page.getByLabel('Email').fill(finance.email);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      platform.advance(30_000);
+      await page.getByLabel('Code from your authenticator app').fill(finance.code(platform));
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Channels' }).waitFor();
+    });
+    after(async () => {
+      await browser?.close();
+      await platform?.close();
+      await sshd?.close();
+    });
+
+    it('shows the channel, its files with their state, the file set aside with its reason, and the XML', async () => {
+      const card = page.getByRole('region', { name: 'bank (sepa-sftp)' });
+      await card.waitFor();
+      const sent = page.getByRole('region', { name: 'Files sent to bank' });
+      await sent.getByText(msgId).first().waitFor();
+      assert.match((await sent.textContent()) ?? '', /acknowledged/);
+      const aside = page.getByRole('region', { name: 'Files from bank set aside' });
+      await aside.getByText('garbled.xml').waitFor();
+      const reason = (await aside.textContent()) ?? '';
+      assert.match(reason, /garbled\.xml.+\S/);
+      const download = page.waitForEvent('download');
+      await sent
+        .getByRole('link', { name: /^Download the XML of / })
+        .first()
+        .click();
+      const file = await download;
+      const xml = readFileSync((await file.path()) as string, 'utf8');
+      assert.match(xml, new RegExp(`<MsgId>${msgId}</MsgId>`));
+      await capture('15-channels-sepa');
+    });
+
+    it("the payout's story: the bank file, the bank's return, every move with its cause", async () => {
+      await page.goto(`${platform.url}/backoffice/search?q=${msgId}`);
+      await page.getByRole('region', { name: 'Orders found' }).getByRole('link', { name: orderNo }).click();
+      await page.getByRole('heading', { level: 1, name: `Order ${orderNo}` }).waitFor();
+      const timeline = page.getByRole('list', { name: 'Timeline of the order' });
+      await timeline.getByText('Bank file', { exact: true }).waitFor();
+      const text = (await timeline.textContent()) ?? '';
+      assert.match(text, new RegExp(`MsgId ${msgId}`));
+      assert.match(text, /returned \(RET-PAGE-1\)/);
+      assert.match(text, /by a bank file/);
+      assert.match(text, /createPayout/);
+      await capture('16-payout-story');
+    });
+  },
+);
