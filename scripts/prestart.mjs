@@ -5,8 +5,12 @@
 // server holds (@paygate/dir-lock) and lets go of it at once; the server takes it for good when
 // it starts. Nothing to check on PostgreSQL (DATABASE_URL), for a directory that does not exist
 // yet, or before the first build (the server checks again when it starts, in any case).
+//
+// Before anything else it says, in one line, when this Node.js is not a line Paygate supports
+// (check-node.mjs); the start goes on.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import './check-node.mjs';
 
 const databaseUrl = process.env.DATABASE_URL ?? '';
 const configured = process.env.PAYGATE_DATA_DIR || '.paygate';

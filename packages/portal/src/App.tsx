@@ -149,7 +149,7 @@ function Shell({ session, onSignedOut, children }: { session: Session; onSignedO
     ['/events', 'Events'],
     ['/balances', 'Balances'],
     ['/credentials', 'Credentials'],
-    ...(sandbox ? ([['/rejected', 'Rejected']] as [string, string][]) : []),
+    ...(sandbox ? ([['/rejected', 'Refused requests']] as [string, string][]) : []),
     // Owners' people and audit trail share one entry, to keep the bar on one row.
     ...(session.capabilities.includes('people') ? ([['/people', 'Team']] as [string, string][]) : []),
   ];

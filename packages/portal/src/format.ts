@@ -3,10 +3,6 @@
 /** The user's locale: the browser's language, which amounts and dates are written in. */
 export const LOCALE = typeof navigator === 'undefined' ? 'en' : navigator.language;
 
-const dateTime = new Intl.DateTimeFormat(LOCALE, { dateStyle: 'medium', timeStyle: 'medium' });
-
-export const formatTime = (ms: number) => dateTime.format(new Date(ms));
-
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 
 /**
@@ -22,7 +18,6 @@ export function formatMoney(amount: string, currency: string): string {
   }
   return format.format(amount as `${number}`);
 }
-export const isoTime = (ms: number) => new Date(ms).toISOString();
 
 /** `<input type="datetime-local">` value (local time) → Unix ms, or undefined when empty/invalid. */
 export function fromLocalInput(value: string | null): number | undefined {

@@ -284,8 +284,8 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
     });
     assert.equal(refused.status, 401);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    await pageA.getByRole('link', { name: 'Rejected', exact: true }).click();
-    await pageA.getByRole('heading', { level: 1, name: 'Rejected requests' }).waitFor();
+    await pageA.getByRole('link', { name: 'Refused requests', exact: true }).click();
+    await pageA.getByRole('heading', { level: 1, name: 'Refused requests' }).waitFor();
     const base = await pageA.locator('[data-testid="signature-base"]').first().textContent();
     assert.ok(base?.startsWith('"@method": GET\n"@path": /api/v1/payments\n"@query": ?orderNo='), base ?? '');
     assert.match((await pageA.locator('article').first().textContent()) ?? '', /Ed25519 signature/);
@@ -305,7 +305,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
       ['/portal/payouts', 'Payouts'],
       ['/portal/balances', 'Balances and ledger'],
       ['/portal/credentials', 'Credentials'],
-      ['/portal/rejected', 'Rejected requests'],
+      ['/portal/rejected', 'Refused requests'],
     ];
     for (const [path, heading] of pages) {
       await pageA.goto(`${platform.url}${path}`);
@@ -470,7 +470,7 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
       assert.match(cells, /R\$ 249,90/);
       const created = new Intl.DateTimeFormat('pt-BR', {
         dateStyle: 'medium',
-        timeStyle: 'medium',
+        timeStyle: 'long',
         timeZone: 'America/Sao_Paulo',
       })
         .format(paidOrder.createdAt)
@@ -484,6 +484,9 @@ describe('merchant portal in Chromium', { skip: SKIP_BROWSER }, () => {
       await page.goto(`${platform.url}/portal/payouts`);
       const report = page.getByRole('link', { name: 'Download the payouts report (CSV)' });
       assert.equal(await report.getAttribute('href'), '/portal/api/payouts/report.csv');
+      await page.goto(`${platform.url}/portal/payments`);
+      const payments = page.getByRole('link', { name: 'Download the payments report (CSV)' });
+      assert.equal(await payments.getAttribute('href'), '/portal/api/payments/report.csv');
       assert.deepEqual(await axeViolations(page), [], 'payouts with the report link');
     } finally {
       await context.close();

@@ -182,6 +182,12 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/**
+ * Every environment variable the server reads, in the order of the schema: the README's
+ * configuration table lists each of them (test/config-table.test.ts holds the two together).
+ */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
+
 /** Thrown when the environment does not describe a valid configuration. */
 export class ConfigError extends Error {}
 

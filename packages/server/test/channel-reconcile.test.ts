@@ -3,12 +3,18 @@
  * missing on either side, amount and status mismatches; exit 0 when clean, 1 otherwise.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseSettlement, reconcile, SETTLEMENT_HEADER } from '../src/modules/reconciliation/service.js';
+import { writeCamt054 } from '@paygate/iso20022';
+import {
+  parseSettlement,
+  reconcile,
+  type ReconcileReport,
+  SETTLEMENT_HEADER,
+} from '../src/modules/reconciliation/service.js';
 import {
   createMerchant,
   databases,
@@ -20,6 +26,21 @@ import {
 } from './harness.js';
 
 const CLI = join(import.meta.dirname, '../src/cli/main.ts');
+const DEBTOR = { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' };
+
+/** Runs a process to its end without blocking this one (the platform under test serves from it). */
+function spawnAsync(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  return new Promise((resolve) => child.once('close', (status) => resolve({ status, stdout, stderr })));
+}
 
 async function settledPayment(
   platform: TestPlatform,
@@ -97,43 +118,112 @@ for (const database of databases()) {
       }
     });
 
-    it(
-      'npx paygate reconcile: exit 0 when clean, 1 with mismatches, --json',
-      { skip: database === 'pglite' ? 'the embedded database belongs to the server process' : false },
-      async () => {
-        const platform = await startTestPlatform({ database, config: { runWorkers: false } });
-        try {
-          const s = await scenario(platform);
-          const dir = mkdtempSync(join(tmpdir(), 'paygate-reconcile-'));
-          const cleanFile = join(dir, `${s.date}.csv`);
-          const dirtyFile = join(dir, `dirty-${s.date}.csv`);
-          writeFileSync(cleanFile, s.clean);
-          writeFileSync(dirtyFile, s.dirty);
-          const env = {
-            ...process.env,
-            DATABASE_URL: platform.config.databaseUrl,
-            PAYGATE_MASTER_KEY: TEST_MASTER_KEY.toString('base64'),
-            PAYGATE_DATA_DIR: dir,
-          };
-          const cli = (...args: string[]) =>
-            spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', CLI, ...args], {
-              env,
-              encoding: 'utf8',
-            });
-          const ok = cli('reconcile', '--channel', 'psp', '--file', cleanFile);
-          assert.equal(ok.status, 0, ok.stderr);
-          assert.match(ok.stdout, /4 matched, 0 mismatches/);
-          const bad = cli('reconcile', '--channel', 'psp', '--file', dirtyFile, '--json');
-          assert.equal(bad.status, 1, bad.stderr);
-          const report = JSON.parse(bad.stdout) as { mismatches: unknown[] };
-          assert.equal(report.mismatches.length, 4);
-          const table = cli('reconcile', '--channel', 'psp', '--file', dirtyFile);
-          assert.equal(table.status, 1);
-          assert.match(table.stdout, /missing_in_file/);
-        } finally {
-          await platform.close();
-        }
-      },
-    );
+    it('npx paygate reconcile while the platform runs: exit 0 when clean, 1 with mismatches, --json', async () => {
+      // On the embedded database the running platform owns its data directory (this process holds
+      // its lock): the command sends the file to the platform's operator API. On PostgreSQL it
+      // reads the database itself.
+      const dir = mkdtempSync(join(tmpdir(), 'paygate-reconcile-'));
+      const platform = await startTestPlatform({
+        database,
+        config: { runWorkers: false, ...(database === 'pglite' ? { dataDir: join(dir, 'data') } : {}) },
+      });
+      try {
+        const s = await scenario(platform);
+        const cleanFile = join(dir, `${s.date}.csv`);
+        const dirtyFile = join(dir, `dirty-${s.date}.csv`);
+        writeFileSync(cleanFile, s.clean);
+        writeFileSync(dirtyFile, s.dirty);
+        const env = {
+          ...process.env,
+          NODE_OPTIONS: '',
+          DATABASE_URL: platform.config.databaseUrl ?? '',
+          PAYGATE_MASTER_KEY: TEST_MASTER_KEY.toString('base64'),
+          PAYGATE_DATA_DIR: database === 'pglite' ? join(dir, 'data') : dir,
+          PAYGATE_URL: platform.url,
+          PAYGATE_ADMIN_TOKEN: platform.config.adminToken as string,
+        };
+        const cli = (...args: string[]) =>
+          spawnAsync(process.execPath, ['--conditions=source', '--import', 'tsx', CLI, ...args], env);
+        const ok = await cli('reconcile', '--channel', 'psp', '--file', cleanFile);
+        assert.equal(ok.status, 0, ok.stderr);
+        assert.match(ok.stdout, new RegExp(`^psp ${s.date}: 4 lines, 4 matched, 0 mismatches`));
+        const bad = await cli('reconcile', '--channel', 'psp', '--file', dirtyFile, '--json');
+        assert.equal(bad.status, 1, bad.stderr);
+        const report = JSON.parse(bad.stdout) as { date: string; mismatches: unknown[] };
+        assert.equal(report.mismatches.length, 4);
+        assert.equal(report.date, s.date);
+        const table = await cli('reconcile', '--channel', 'psp', '--file', dirtyFile);
+        assert.equal(table.status, 1);
+        assert.match(table.stdout, /missing_in_file/);
+
+        // A camt.054 whose name carries no date: its entries' booking date is the day.
+        const entry = (orderNo: string, bookingDate: string) => ({
+          status: 'BOOK',
+          creditDebit: 'DBIT' as const,
+          amount: '5.00',
+          currency: 'EUR',
+          bookingDate,
+          bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'ESCT' },
+          transactions: [{ endToEndId: orderNo, amount: '5.00' }],
+        });
+        const notification = (entries: ReturnType<typeof entry>[]) =>
+          writeCamt054({ msgId: 'CN-RECONCILE', createdAt: new Date(), account: DEBTOR, entries });
+        const camt = join(dir, 'notification.camt054.xml');
+        writeFileSync(camt, notification([entry('W202601019999999999', '2026-11-27')]));
+        const booked = await cli('reconcile', '--channel', 'bank', '--file', camt, '--json');
+        assert.equal(booked.status, 1, booked.stderr);
+        const camtReport = JSON.parse(booked.stdout) as {
+          date: string;
+          mismatches: { kind: string; reference: string }[];
+        };
+        assert.equal(camtReport.date, '2026-11-27');
+        assert.deepEqual(
+          camtReport.mismatches.map((m) => `${m.kind} ${m.reference}`),
+          ['missing_in_books W202601019999999999'],
+        );
+        const dated = await cli('reconcile', '--channel', 'bank', '--file', camt, '--date', '2026-11-26', '--json');
+        assert.equal((JSON.parse(dated.stdout) as { date: string }).date, '2026-11-26', '--date decides');
+        // Entries booked on two days: the command asks which.
+        const twoDays = join(dir, 'two-days.xml');
+        writeFileSync(
+          twoDays,
+          notification([entry('W202601019999999998', '2026-11-26'), entry('W202601019999999997', '2026-11-27')]),
+        );
+        const ambiguous = await cli('reconcile', '--channel', 'bank', '--file', twoDays);
+        assert.equal(ambiguous.status, 2);
+        assert.match(ambiguous.stderr, /give --date YYYY-MM-DD: the file books entries on 2026-11-26, 2026-11-27/);
+      } finally {
+        await platform.close();
+      }
+    });
+
+    it('POST /admin/v1/reconciliation: the file as text, the day from the camt.054; a file that is neither CSV nor camt.054 is refused', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const s = await scenario(platform);
+        const call = async (body: unknown) => {
+          const response = await fetch(`${platform.url}/admin/v1/reconciliation`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${platform.config.adminToken as string}`,
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify(body),
+          });
+          return { status: response.status, body: (await response.json()) as { msg: string; data?: ReconcileReport } };
+        };
+        const clean = await call({ channel: 'psp', file: s.clean, fileName: `${s.date}.csv` });
+        assert.equal(clean.status, 200);
+        assert.equal(clean.body.data?.matched, 4);
+        assert.equal(clean.body.data?.date, s.date);
+        const undated = await call({ channel: 'psp', file: s.clean, fileName: 'settlement.csv' });
+        assert.equal(undated.status, 400);
+        const garbage = await call({ channel: 'psp', file: 'not,a settlement', date: s.date });
+        assert.equal(garbage.status, 400);
+        assert.equal(garbage.body.msg, 'VALIDATION_FAILED');
+      } finally {
+        await platform.close();
+      }
+    });
   });
 }

@@ -1005,14 +1005,15 @@ for (const database of databases()) {
       const dirtyFile = join(world.dir, `dirty-${date}.csv`);
       writeFileSync(dirtyFile, `${dirty.join('\n')}\n`);
 
-      // The real command line, against the platform's own database (the embedded one is the
-      // server process's while it runs, so the platform stops first there).
-      if (database === 'pglite') {
-        await stopSpawned(world.platform);
-      }
+      // The real command line while the platform runs: on PostgreSQL it reads the database, on
+      // the embedded one (the server process's) it goes through the running server, found by
+      // the data directory's server.json.
       const storage: Record<string, string> =
         database === 'pglite'
-          ? { PAYGATE_DATA_DIR: world.platformEnv.PAYGATE_DATA_DIR as string }
+          ? {
+              PAYGATE_DATA_DIR: world.platformEnv.PAYGATE_DATA_DIR as string,
+              PAYGATE_ADMIN_TOKEN: world.platformEnv.PAYGATE_ADMIN_TOKEN as string,
+            }
           : { DATABASE_URL: world.platformEnv.DATABASE_URL as string };
       const cli = (...args: string[]) => runCli(args, { PAYGATE_MASTER_KEY: MASTER_KEY, ...storage }, 120_000);
       const clean = cli('reconcile', '--channel', 'sim', '--file', file);

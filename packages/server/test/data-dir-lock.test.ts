@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SETTLEMENT_HEADER } from '../src/modules/reconciliation/service.js';
 import { buildRead, buildWrite, paymentInput, type TestMerchant } from './harness.js';
-import { onboard, runCli, runPlatform, type SpawnedPlatform, spawnPlatform, stopSpawned } from './spawned.js';
+import {
+  onboard,
+  runCli,
+  runCliAsync,
+  runPlatform,
+  type SpawnedPlatform,
+  spawnPlatform,
+  stopSpawned,
+} from './spawned.js';
 
 const ADMIN_TOKEN = 'data-dir-lock-admin-token-0123456789';
 const ROOT = join(import.meta.dirname, '../../..');
@@ -84,12 +92,20 @@ describe('one owner per embedded data directory', () => {
     assertRefused(runPlatform(env), 'a second platform');
   });
 
-  it('refuses `paygate worker`, `paygate migrate` and `paygate reconcile`', () => {
+  it('refuses `paygate worker` and `paygate migrate`', () => {
     assertRefused(runCli(['worker'], env), 'paygate worker');
     assertRefused(runCli(['migrate'], env), 'paygate migrate');
+  });
+
+  it('`paygate reconcile` goes through the running server (found by server.json) instead', async () => {
     const file = join(dir, 'settlement.csv');
     writeFileSync(file, `${SETTLEMENT_HEADER}\n`);
-    assertRefused(runCli(['reconcile', '--channel', 'psp', '--file', file, '--date', '2026-11-25'], env), 'reconcile');
+    const reconciled = await runCliAsync(
+      ['reconcile', '--channel', 'psp', '--file', file, '--date', '2026-11-25'],
+      env,
+    );
+    assert.equal(reconciled.status, 0, reconciled.stderr);
+    assert.equal(reconciled.stdout, 'psp 2026-11-25: 0 lines, 0 matched, 0 mismatches\n');
   });
 
   it('refuses a second `npm start` before it rebuilds anything', () => {

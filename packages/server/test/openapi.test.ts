@@ -49,3 +49,28 @@ it('every signed operation has code samples that call what exists: an SDK method
   }
   assert.equal(signed, 20);
 });
+
+it('Idempotency-Key says, where it is marked required, that it is signed and that creates deduplicate by merchantOrderNo alone', () => {
+  const document = JSON.parse(openApiJson()) as {
+    paths: Record<
+      string,
+      Record<string, { parameters?: { name: string; required?: boolean; description?: string }[] }>
+    >;
+  };
+  let seen = 0;
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item)) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.name !== 'Idempotency-Key') continue;
+        seen++;
+        assert.equal(parameter.required, true);
+        assert.match(parameter.description ?? '', /required by the protocol because the signature covers it/);
+        assert.match(parameter.description ?? '', /deduplicated by merchantOrderNo alone/);
+      }
+    }
+  }
+  assert.ok(seen > 0);
+  const api = readFileSync(new URL('../../../docs/api.md', import.meta.url), 'utf8');
+  assert.match(api, /`Idempotency-Key` \(a UUID v4\) is required by the protocol and covered by the signature/);
+  assert.match(api, /deduplicated by `merchantOrderNo` alone/);
+});

@@ -7,7 +7,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Payment } from '@paygate/wire';
-import { createMerchant, databases, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
+import {
+  createMerchant,
+  databases,
+  paymentInput,
+  post,
+  startTestPlatform,
+  type TestMerchant,
+  type TestPlatform,
+} from './harness.js';
 import { fund, type Payout, payoutInput, SIMPLE_FEES } from './money-harness.js';
 import { PortalClient, portalUser } from './portal-harness.js';
 
@@ -22,12 +30,13 @@ for (const database of databases()) {
     let platform: TestPlatform;
     let client: PortalClient;
     let other: PortalClient;
+    let merchant: TestMerchant;
     const payments: Record<string, Payment> = {};
     const payouts: Record<string, Payout> = {};
 
     before(async () => {
       platform = await startTestPlatform({ database, env: { PAYGATE_FEES: SIMPLE_FEES } });
-      const merchant = await createMerchant(platform, 'Loja Busca');
+      merchant = await createMerchant(platform, 'Loja Busca');
       const pay = async (key: string, overrides: Record<string, unknown>, payer?: Record<string, string>) => {
         const created = await post<Payment>(platform, merchant, '/api/v1/payments', paymentInput(overrides));
         assert.equal(created.status, 200, JSON.stringify(created.body));
@@ -209,6 +218,53 @@ for (const database of databases()) {
       }
       assert.equal((await other.get('/portal/api/payouts/report.csv')).text.trim().split('\r\n').length, 1);
       assert.equal((await fetch(`${platform.url}/portal/api/payouts/report.csv`)).status, 401);
+    });
+
+    it('writes the payments report for a period, beside the payouts’: owner and finance, not developer or viewer', async () => {
+      const report = await client.get('/portal/api/payments/report.csv');
+      assert.equal(report.status, 200, report.text);
+      assert.match(report.headers.get('content-type') ?? '', /^text\/csv/);
+      assert.match(
+        report.headers.get('content-disposition') ?? '',
+        /^attachment; filename="payments-all-\d{4}-\d\d-\d\d-to-\d{4}-\d\d-\d\d\.csv"$/,
+      );
+      const [header, ...lines] = report.text.trim().split('\r\n');
+      assert.equal(
+        header,
+        'orderNo,merchantOrderNo,status,currency,amount,paidAmount,method,createdAt,expiresAt,finalizedAt,channelTradeNo',
+      );
+      const rows = new Map(lines.map((line) => [line.split(',')[0], line.split(',')]));
+      // Each payment of the period (the funding payment too), one row each.
+      for (const payment of Object.values(payments)) assert.ok(rows.has(payment.orderNo), payment.orderNo);
+      assert.equal(rows.size, lines.length);
+      const maria = rows.get((payments.maria as Payment).orderNo) as string[];
+      assert.deepEqual(maria.slice(1, 7), ['SHOP-1001', 'SUCCEEDED', 'BRL', '10.00', '10.00', 'PIX']);
+      assert.match(maria[7] as string, /^\d{4}-\d\d-\d\dT.*Z$/);
+      assert.match(maria[9] as string, /^\d{4}-\d\d-\d\dT/);
+      const open = rows.get((payments.open as Payment).orderNo) as string[];
+      assert.deepEqual([open[2], open[5], open[9]], ['PENDING', '', '']);
+      const mxn = await client.get('/portal/api/payments/report.csv?currency=MXN');
+      assert.deepEqual(
+        mxn.text
+          .trim()
+          .split('\r\n')
+          .slice(1)
+          .map((line) => line.split(',')[0]),
+        [(payments.mx as Payment).orderNo],
+      );
+      for (const query of ['currency=XXX', 'from=10&to=5', `from=0&to=${400 * 86_400_000}`, 'status=PAID']) {
+        assert.equal((await client.get(`/portal/api/payments/report.csv?${query}`)).status, 400, query);
+      }
+      // Another merchant's report holds its own payment only.
+      assert.equal((await other.get('/portal/api/payments/report.csv')).text.trim().split('\r\n').length, 2);
+      assert.equal((await fetch(`${platform.url}/portal/api/payments/report.csv`)).status, 401);
+      const roles: Record<string, number> = {};
+      for (const role of ['finance', 'developer', 'viewer']) {
+        const person = await portalUser(platform, merchant, undefined, role);
+        const signedIn = await PortalClient.signIn(platform, person.email, person.password);
+        roles[role] = (await signedIn.get('/portal/api/payments/report.csv')).status;
+      }
+      assert.deepEqual(roles, { finance: 200, developer: 403, viewer: 403 });
     });
 
     it('uses its indexes: at many orders a search is a bitmap of its conditions’ index scans', async () => {

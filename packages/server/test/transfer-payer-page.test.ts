@@ -139,4 +139,81 @@ describe('the payer page of a payment by bank transfer, in Chromium', { skip: SK
     await page.screenshot({ path: join(RESULTS_DIR, 'transfer-payer-page-pt-BR.png'), fullPage: true });
     await context.close();
   });
+
+  it("speaks the SEPA payers' languages too, by Accept-Language: de, fr, it, nl, es, each with its links", async () => {
+    const payment = await create('99.95');
+    const expected = [
+      ['de-DE,de;q=0.9,en;q=0.5', 'de', /99,95\s?€/, /Banküberweisung/, 'Europe/Berlin'],
+      ['fr-FR,fr;q=0.9', 'fr', /99,95\s?€/, /virement bancaire/, 'Europe/Paris'],
+      ['it-IT', 'it', /99,95\s?€/, /bonifico bancario/, 'Europe/Rome'],
+      ['nl-NL,nl;q=0.9', 'nl', /€\s?99,95/, /bankoverschrijving/, 'Europe/Amsterdam'],
+      ['es-ES,es;q=0.9', 'es', /99,95\s?€/, /transferencia bancaria/, 'Europe/Madrid'],
+      ['es', 'es', /99,95\s?€/, /transferencia bancaria/, 'Europe/Madrid'],
+      ['es-MX', 'es-MX', /EUR\s?99\.95/, /transferencia bancaria/, 'America/Mexico_City'],
+    ] as const;
+    for (const [header, locale, amount, title, zone] of expected) {
+      const context = await browser.newContext({ extraHTTPHeaders: { 'accept-language': header } });
+      const page = await context.newPage();
+      await page.goto(payment.cashierUrl);
+      assert.equal(await page.locator('html').getAttribute('lang'), locale, header);
+      assert.match((await page.getByTestId('transfer-amount').textContent()) ?? '', amount, header);
+      assert.match((await page.locator('#transfer-title').textContent()) ?? '', title, header);
+      // The time says its zone: the zone's short name as that language writes it.
+      const zoneName = new Intl.DateTimeFormat(locale, { timeZone: zone, timeZoneName: 'short' })
+        .formatToParts(payment.expiresAt)
+        .find((part) => part.type === 'timeZoneName')?.value as string;
+      assert.ok(((await page.getByTestId('expires').textContent()) ?? '').endsWith(zoneName), `${header}: ${zoneName}`);
+      // The language links name every language the page speaks.
+      const links = await page.getByRole('navigation').getByRole('link').allTextContents();
+      assert.equal(links.length, 7, `${header}: ${links.join(', ')}`);
+      assert.ok(links.includes('English'));
+      await context.close();
+    }
+    // The link's language wins, as on the other pages.
+    const context = await browser.newContext({ extraHTTPHeaders: { 'accept-language': 'de' } });
+    const page = await context.newPage();
+    await page.goto(`${payment.cashierUrl}?lang=nl`);
+    assert.equal(await page.locator('html').getAttribute('lang'), 'nl');
+    await context.close();
+  });
+
+  for (const [name, width] of [
+    ['phone', 320],
+    ['desktop', 1280],
+  ] as const) {
+    it(`keeps the order number on one line and shows the time with its zone (${name}, ${width} px)`, async () => {
+      const payment = await create('1234.50');
+      for (const header of ['en-US', 'de-DE', 'pt-BR']) {
+        const context = await browser.newContext({
+          viewport: { width, height: 900 },
+          extraHTTPHeaders: { 'accept-language': header },
+        });
+        const page = await context.newPage();
+        await page.goto(payment.cashierUrl);
+        const orderNo = page.getByTestId('order-no');
+        assert.equal((await orderNo.textContent())?.trim(), payment.orderNo);
+        // Evaluated as text: this package's tests have no DOM types.
+        const lines = await page.evaluate(`(() => {
+          const range = document.createRange();
+          range.selectNodeContents(document.querySelector('[data-testid="order-no"]'));
+          return new Set(Array.from(range.getClientRects()).map((rect) => Math.round(rect.top))).size;
+        })()`);
+        assert.equal(lines, 1, `${header}: the order number is on one line`);
+        const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+        assert.ok(overflow <= 0, `${header}: no sideways scrolling (${overflow}px)`);
+        const box = await orderNo.boundingBox();
+        const card = await page.locator('.card').boundingBox();
+        assert.ok(box && card && box.x + box.width <= card.x + card.width, `${header}: inside the card`);
+        assert.match(
+          (await page.getByTestId('expires').textContent()) ?? '',
+          /(UTC|MEZ|MESZ|CET|CEST|GMT[+-]\d+|BRT)$/,
+        );
+        await page.screenshot({
+          path: join(RESULTS_DIR, `transfer-payer-page-${header}-${width}.png`),
+          fullPage: true,
+        });
+        await context.close();
+      }
+    });
+  }
 });

@@ -5,7 +5,7 @@
 // repository's programs is the test's (small shims on PATH run them from the sources); every
 // command line is the document's. It ends with a webhook the merchant's https receiver verified.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -89,6 +89,21 @@ describe('docs/channels.md: the production walkthroughs, as printed, after the q
 
   before(() => {
     mkdirSync(join(work, 'merchant-keys'), { recursive: true });
+    // The quick start's terminal is in a checkout: the repository's .gitignore, committed.
+    writeFileSync(join(work, '.gitignore'), readFileSync(join(ROOT, '.gitignore')));
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: work, stdio: 'pipe' });
+    git('init', '--quiet');
+    git('add', '.gitignore');
+    git(
+      '-c',
+      'user.name=walkthrough',
+      '-c',
+      'user.email=walkthrough@example.com',
+      'commit',
+      '--quiet',
+      '-m',
+      'checkout',
+    );
     mkdirSync(bin);
     shims(bin);
     for (const [file, text] of Object.entries(quickStart)) writeFileSync(join(work, file), text);
@@ -246,6 +261,39 @@ describe('docs/channels.md: the production walkthroughs, as printed, after the q
     };
     assert.deepEqual([bank.channels[0]?.instant, bank.channels[0]?.cutOffs], [true, ['15:00']]);
     quickStartUntouched();
+  });
+
+  it("git leaves every file the quick start and the walkthroughs wrote to the checkout's .gitignore: keys, certificates, channels files, master keys, data", () => {
+    const status = execFileSync('git', ['status', '--porcelain', '--ignored', '--untracked-files=all'], {
+      cwd: work,
+      encoding: 'utf8',
+    });
+    const lines = status.split('\n').filter((line) => line !== '');
+    // The shell scripts are the test's own (the document's blocks, written out to run them).
+    const untracked = lines.filter((line) => line.startsWith('?? ') && !/^\?\? \d+\.sh$/.test(line));
+    assert.deepEqual(untracked, [], `files a walkthrough wrote that git would add:\n${untracked.join('\n')}`);
+    const ignored = lines.filter((line) => line.startsWith('!! ')).map((line) => line.slice(3));
+    for (const secret of [
+      'merchant-keys/private.pem',
+      'merchant.json',
+      'live-master.key',
+      'pix-live-master.key',
+      'bank-live-master.key',
+      'merchant-tls/key.pem',
+      'merchant-tls/cert.pem',
+      'channels-bank-live.json',
+    ]) {
+      assert.ok(
+        ignored.some((path) => path === secret || secret.startsWith(path.endsWith('/') ? path : `${path}/`)),
+        `${secret} is not among git's ignored files:\n${ignored.join('\n')}`,
+      );
+    }
+    assert.ok(ignored.length >= 9);
+    // The secrets the documents name outside the walkthroughs (the SEPA set-up's key pair, the Pix
+    // client's certificate and key, a channels file): ignored too.
+    const documented = ['keys/bank_ed25519', 'keys/bank_ed25519.pub', 'client-key.pem', 'client.pem', 'channels.json'];
+    const checked = execFileSync('git', ['check-ignore', ...documented], { cwd: work, encoding: 'utf8' });
+    assert.deepEqual(checked.trim().split('\n'), documented);
   });
 });
 

@@ -1,16 +1,11 @@
 /**
- * Every time the back office shows goes through `Time` (one helper, so the format is changed in
- * one place): the user's locale, date and time to the second, the exact ISO instant as its title.
+ * Every time the back office shows goes through `Time`: the portal's shared one (`../time`: the
+ * reader's locale and zone, with the zone's name, the UTC instant on hover), which also takes the
+ * ISO strings some back-office answers carry.
  */
-import { formatTime, isoTime } from '../format';
+import { Time as SharedTime } from '../time';
 
 export function Time({ ms }: { ms: number | string | undefined | null }) {
-  if (ms === undefined || ms === null) return <span className="muted">—</span>;
   const at = typeof ms === 'string' ? Date.parse(ms) : ms;
-  if (!Number.isFinite(at)) return <span className="muted">—</span>;
-  return (
-    <time dateTime={isoTime(at)} title={isoTime(at)}>
-      {formatTime(at)}
-    </time>
-  );
+  return <SharedTime ms={at} />;
 }

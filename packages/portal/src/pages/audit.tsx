@@ -1,4 +1,5 @@
 import { API_BASE, api, queryString } from '../api';
+import { AUDIT_ACTIONS, auditSentence } from '../audit-sentences';
 import { Field, LoadStatus, PageHeading, TeamTabs, Time, useAsync } from '../components';
 import { fromLocalInput } from '../format';
 import { DateRangeFields, FilterActions, submitFilters } from '../lists';
@@ -43,7 +44,17 @@ export function AuditPage() {
         </Field>
         <Field label="Action">
           {(props) => (
-            <input {...props} type="text" name="action" placeholder="key.added" defaultValue={filters.action} />
+            <select {...props} name="action" defaultValue={filters.action ?? ''}>
+              <option value="">All actions</option>
+              {Object.entries(AUDIT_ACTIONS).map(([action, { label }]) => (
+                <option key={action} value={action}>
+                  {label}
+                </option>
+              ))}
+              {filters.action && !(filters.action in AUDIT_ACTIONS) ? (
+                <option value={filters.action}>{filters.action}</option>
+              ) : null}
+            </select>
           )}
         </Field>
         <DateRangeFields
@@ -70,9 +81,7 @@ export function AuditPage() {
             label="Audit entries"
             columns={[
               'When',
-              'Who',
-              'Action',
-              'On',
+              'What happened',
               { heading: 'Address', className: 'hide-narrow' },
               { heading: 'Request', className: 'hide-narrow' },
             ]}
@@ -82,11 +91,14 @@ export function AuditPage() {
                 <td>
                   <Time ms={Date.parse(entry.at)} />
                 </td>
-                <td>{entry.actor.email ?? (entry.actor.kind === 'operator' ? 'Platform operator' : 'Paygate')}</td>
-                <td className="mono">{entry.action}</td>
-                <td className="mono small">
-                  {entry.object ?? ''}
-                  {entry.detail ? <span className="muted"> {JSON.stringify(entry.detail)}</span> : null}
+                <td className="audit-what">
+                  <span className="audit-sentence">{auditSentence(entry)}</span>
+                  <details className="audit-raw">
+                    <summary>
+                      Entry <span className="mono">{entry.action}</span>
+                    </summary>
+                    <pre className="code wrap small">{JSON.stringify(entry, null, 2)}</pre>
+                  </details>
                 </td>
                 <td className="mono hide-narrow">{entry.ip ?? '—'}</td>
                 <td className="mono small hide-narrow">{entry.requestId ?? '—'}</td>

@@ -63,11 +63,19 @@ const PAYOUTS_LIST: OrderListKind<Payout> = {
   extra: { heading: 'Fee', numeric: true, cell: (p) => formatMoney(p.fee, p.currency) },
 };
 
-/** The payouts report (CSV): the payouts of the filters' period (the last 31 days without one). */
-function PayoutReportLink({ from, to }: { from: number | undefined; to: number | undefined }) {
-  const href = `${API_BASE}/payouts/report.csv${queryString({ from, to })}`;
+/** A list's report (CSV): its orders of the filters' period (the last 31 days without one); owner and finance. */
+function ReportLink({
+  path,
+  from,
+  to,
+}: {
+  path: '/payments' | '/payouts';
+  from: number | undefined;
+  to: number | undefined;
+}) {
+  const href = `${API_BASE}${path}/report.csv${queryString({ from, to })}`;
   if (!useCan('exports')) return null;
-  return (
+  return path === '/payouts' ? (
     <p>
       <a className="button" href={href} download>
         Download the payouts report (CSV)
@@ -75,6 +83,16 @@ function PayoutReportLink({ from, to }: { from: number | undefined; to: number |
       <span className="hint inline-hint">
         Every payout created in the period (the From and To filters; the last 31 days without them) with its fee, total,
         return and what it took from your balance.
+      </span>
+    </p>
+  ) : (
+    <p>
+      <a className="button" href={href} download>
+        Download the payments report (CSV)
+      </a>{' '}
+      <span className="hint inline-hint">
+        Every payment created in the period (the From and To filters; the last 31 days without them) with its status,
+        amount, what was paid and when it became final.
       </span>
     </p>
   );
@@ -101,7 +119,7 @@ function OrderListPage<T extends Payment | Payout>({ kind }: { kind: OrderListKi
         statuses={kind.statuses}
         searchHint={kind.searchHint}
       />
-      {kind.path === '/payouts' ? <PayoutReportLink from={list.filters.from} to={list.filters.to} /> : null}
+      <ReportLink path={kind.path} from={list.filters.from} to={list.filters.to} />
       <LoadStatus state={{ data, error, loading }} what={kind.noun} />
       {data ? (
         <>

@@ -5,11 +5,11 @@ import { usePageTitle } from '../router';
 import type { RejectedRequest } from '../types';
 
 export function RejectedPage() {
-  usePageTitle('Rejected requests');
+  usePageTitle('Refused requests');
   const { data, error, loading, reload } = useAsync(() => api.get<RejectedRequest[]>('/rejected-requests'), []);
   return (
     <>
-      <PageHeading>Rejected requests</PageHeading>
+      <PageHeading>Refused requests</PageHeading>
       <p className="lead">
         Your most recent requests that failed authentication (HTTP 401 <code>UNAUTHORIZED</code>), newest first. The API
         answers every failure the same way; here, in the sandbox only, you see the step that failed and the signature
@@ -20,8 +20,8 @@ export function RejectedPage() {
           Refresh
         </button>
       </div>
-      <LoadStatus state={{ data, error, loading }} what="rejected requests" />
-      {data && data.length === 0 ? <p className="empty">No rejected requests in the last 7 days.</p> : null}
+      <LoadStatus state={{ data, error, loading }} what="refused requests" />
+      {data && data.length === 0 ? <p className="empty">No refused requests in the last 7 days.</p> : null}
       {data?.map((r) => (
         <article key={r.requestId} className="card" aria-labelledby={`rr-${r.requestId}`}>
           <h2 id={`rr-${r.requestId}`} className="h3">

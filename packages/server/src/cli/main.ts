@@ -29,7 +29,9 @@ const USAGE = `paygate: the Paygate operator command line (talks to the running 
         with the server stopped (refused while the directory is in use; a database already there
         is refused, or with --replace kept as pgdata.replaced-<time>)
   paygate reconcile --channel NAME --file FILE.csv [--date YYYY-MM-DD] [--json]
-        compare a channel's daily settlement file with the books (needs the database, like migrate);
+        compare a channel's daily settlement file with the books, for --date, else the date in the
+        file's name, else the day a camt.054's entries are booked on; reads the database itself, or
+        while the server runs on the embedded database sends the file to the running server;
         exit 0 when clean, 1 when an order is missing on either side or its amount or status differs;
         for a sepa-sftp channel the file may be the bank's camt.054 (XML): its booked entries
   paygate reconcile --channel NAME --date YYYY-MM-DD [--json]
@@ -283,6 +285,7 @@ export async function run(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       env,
       { channel: required(values, 'channel'), file: values.file, date: values.date, json },
       (line) => process.stdout.write(`${line}\n`),
+      (request) => operator(env).call('POST', '/reconciliation', request),
     );
     if (!clean) process.exitCode = 1;
     return;

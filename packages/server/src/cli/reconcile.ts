@@ -1,88 +1,112 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { DirectoryInUseError } from '@paygate/dir-lock';
 import { parseConfig } from '../config.js';
+import type { Db } from '../db/db.js';
 import type { ChannelReceipt } from '../modules/channels/connector.js';
-import { readBankFile } from '@paygate/iso20022';
 import {
-  camt054Lines,
   dayOf,
-  parseSettlement,
+  readSettlementText,
   reconcile,
   reconcileReceipts,
-  type SettlementLine,
+  type ReconcileReport,
+  settlementDate,
+  type SettlementFile,
 } from '../modules/reconciliation/service.js';
 import { channelRegistry } from '../modules/channels/registry.js';
 import { openCommandDatabase } from './database.js';
 import { CliError } from './failure.js';
 
+/** What `POST /admin/v1/reconciliation` takes: the running server reconciles when it owns the data directory. */
+export interface ReconcileRequest {
+  readonly channel: string;
+  readonly date: string;
+  readonly file?: string;
+  readonly fileName?: string;
+}
+
 /**
- * `npx paygate reconcile --channel NAME (--file settlement.csv | --date YYYY-MM-DD) [--json]`: a
- * direct-database command (like `migrate`). With a file, the day is --date, else the YYYY-MM-DD
- * in the file name. Without one, the channel's own list of the day's received payments is asked
- * for (a channel whose kind has one, pix-api: `GET /pix?inicio&fim`; its settings from
- * PAYGATE_CHANNELS). Prints the mismatches as a table (or the report as JSON); returns whether
- * it was clean, so the command exits 0 when clean and 1 when there are mismatches.
+ * `npx paygate reconcile --channel NAME (--file settlement.csv | --date YYYY-MM-DD) [--json]`.
+ * With a file, the day is --date, else the YYYY-MM-DD in the file name, else the one day a
+ * camt.054's entries are booked on. Without one, the channel's own list of the day's received
+ * payments is asked for (a channel whose kind has one, pix-api: `GET /pix?inicio&fim`; its
+ * settings from PAYGATE_CHANNELS). It reads the database itself (PostgreSQL, or an embedded data
+ * directory no server holds); while a running server owns the embedded data directory it sends
+ * the file to that server's operator API (`viaServer`), as the other commands do. Prints the
+ * mismatches as a table (or the report as JSON); returns whether it was clean, so the command
+ * exits 0 when clean and 1 when there are mismatches.
  */
 export async function runReconcile(
   env: NodeJS.ProcessEnv,
   options: { channel: string; file?: string | undefined; date?: string | undefined; json: boolean },
   print: (line: string) => void,
+  viaServer: (request: ReconcileRequest) => Promise<ReconcileReport>,
 ): Promise<boolean> {
-  const date =
-    options.date ?? (options.file !== undefined ? /\d{4}-\d{2}-\d{2}/.exec(basename(options.file))?.[0] : undefined);
-  if (!date) throw new CliError('give --date YYYY-MM-DD: the file name carries no date', 2);
+  const text = options.file === undefined ? undefined : readText(options.file);
+  const settlement = text === undefined ? undefined : parsed(options.file as string, text);
+  let date: string;
   let day: { from: number; to: number };
   try {
+    date =
+      settlement === undefined
+        ? (options.date ?? settlementDate(undefined, undefined, { bookingDates: [] }))
+        : settlementDate(options.date, basename(options.file as string), settlement);
     day = dayOf(date);
   } catch (error) {
     throw new CliError((error as Error).message, 2, { cause: error });
   }
-  const settlement = options.file === undefined ? undefined : readSettlement(options.file);
-  const lines = settlement?.lines;
-  const receipts = lines === undefined ? await receivedOn(env, options.channel, day) : undefined;
-  const db = await openCommandDatabase(env, 'paygate reconcile');
+  let db: Db | undefined;
   try {
-    const report =
-      lines !== undefined
-        ? await reconcile(db, options.channel, date, lines, settlement?.booked)
-        : await reconcileReceipts(db, options.channel, date, receipts ?? []);
-    if (options.json) print(JSON.stringify(report));
-    else {
-      print(
-        `${options.channel} ${date}: ${report.fileLines} lines, ${report.matched} matched, ${report.mismatches.length} mismatches`,
-      );
-      for (const m of report.mismatches) {
-        print(
-          `${m.kind.padEnd(17)} ${m.type.padEnd(8)} ${m.reference.padEnd(20)} ours=${m.ours ?? '-'} theirs=${m.theirs ?? '-'}`,
-        );
-      }
+    db = await openCommandDatabase(env, 'paygate reconcile');
+  } catch (error) {
+    if (!(error instanceof DirectoryInUseError)) throw error;
+  }
+  let report: ReconcileReport;
+  if (db === undefined) {
+    report = await viaServer({
+      channel: options.channel,
+      date,
+      ...(text === undefined ? {} : { file: text, fileName: basename(options.file as string) }),
+    });
+  } else {
+    try {
+      report =
+        settlement !== undefined
+          ? await reconcile(db, options.channel, date, settlement.lines, settlement.booked)
+          : await reconcileReceipts(db, options.channel, date, await receivedOn(env, options.channel, day));
+    } finally {
+      await db.close();
     }
-    return report.mismatches.length === 0;
-  } finally {
-    await db.close();
+  }
+  if (options.json) print(JSON.stringify(report));
+  else {
+    print(
+      `${options.channel} ${date}: ${report.fileLines} lines, ${report.matched} matched, ${report.mismatches.length} mismatches`,
+    );
+    for (const m of report.mismatches) {
+      print(
+        `${m.kind.padEnd(17)} ${m.type.padEnd(8)} ${m.reference.padEnd(20)} ours=${m.ours ?? '-'} theirs=${m.theirs ?? '-'}`,
+      );
+    }
+  }
+  return report.mismatches.length === 0;
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliError(`cannot read the settlement file ${file}: ${(error as Error).message}`, 1, { cause: error });
   }
 }
 
 /**
  * A channel's daily settlement file, parsed: the CSV settlement file, or a bank's camt.054 (an
- * XML file; kind sepa-sftp), whose booked entries are the lines (`booked`: a payout rejected
- * before booking is in no such file).
+ * XML file; kind sepa-sftp), whose booked entries are the lines.
  */
-function readSettlement(file: string): { lines: SettlementLine[]; booked: boolean } {
-  let text: string;
+function parsed(file: string, text: string): SettlementFile {
   try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new CliError(`cannot read the settlement file ${file}: ${(error as Error).message}`, 1, { cause: error });
-  }
-  if (text.trimStart().startsWith('<')) {
-    const read = readBankFile(text);
-    if (!read.ok) throw new CliError(`${file}: ${read.reason}`, 1);
-    if (read.file.kind !== 'camt.054') throw new CliError(`${file}: a ${read.file.kind}, not a camt.054`, 1);
-    return { lines: camt054Lines(read.file), booked: true };
-  }
-  try {
-    return { lines: parseSettlement(text), booked: false };
+    return readSettlementText(text);
   } catch (error) {
     throw new CliError(`${file}: ${(error as Error).message}`, 1, { cause: error });
   }

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
@@ -610,7 +611,22 @@ const SYNC = serialize.sync();
  * set before each instance opens (the process's flag; setting it again changes nothing).
  */
 function keepGenericWasmWrappers(): void {
-  setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');
+  if (v8Knows('--wasm-wrapper-tiering-budget')) setFlagsFromString('--wasm-wrapper-tiering-budget=2147483647');
+}
+
+let v8Flags: string | undefined;
+
+/**
+ * Whether this process's V8 has the flag `name`. V8 prints `Error: unrecognized flag` to stderr
+ * for a flag it lacks (Node 20's V8 11.3 has no wrapper tier-up, hence no budget), and nothing
+ * in the process can tell, so the list comes once from `node --v8-options` of this very binary.
+ */
+function v8Knows(name: string): boolean {
+  if (v8Flags === undefined) {
+    const listed = spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8', env: {} });
+    v8Flags = listed.status === 0 ? listed.stdout : '';
+  }
+  return v8Flags.split('\n').some((line) => line.trimStart().startsWith(`${name} `));
 }
 
 /** PGlite with its memory in sight: the size of the WebAssembly memory its PostgreSQL runs in. */

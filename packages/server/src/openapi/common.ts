@@ -123,7 +123,10 @@ export const WRITE_HEADERS = [
   header('Content-Type', 'application/json', 'application/json'),
   header('Content-Encryption', 'sealedbox-v1-x25519-xsalsa20poly1305', 'sealedbox-v1-x25519-xsalsa20poly1305'),
   header('Content-Digest', '`sha-256=:<base64 SHA-256 of the wire body>:`'),
-  header('Idempotency-Key', 'UUID v4, for tracing only (creates deduplicate on merchantOrderNo)'),
+  header(
+    'Idempotency-Key',
+    'UUID v4, required by the protocol because the signature covers it, and used for tracing only: creates are deduplicated by merchantOrderNo alone, so a retry may carry a new key.',
+  ),
   ...SIGNATURE_HEADERS,
 ];
 

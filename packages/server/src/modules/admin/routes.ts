@@ -11,6 +11,7 @@ import { rawTarget } from '../../http/merchant-api.js';
 import { strictJsonBodies } from '../../http/strict-json.js';
 import type { ChannelServices } from '../channels/apply.js';
 import { channelAdminRoutes } from '../channels/routes.js';
+import { reconciliationAdminRoutes } from '../reconciliation/routes.js';
 import type { Merchants } from '../merchants/service.js';
 import type { MasterKeyReseal, PlatformKeys } from '../platform-keys/service.js';
 import type { Audit, AuditContext, AuditRecord } from '../audit/service.js';
@@ -130,6 +131,7 @@ export function adminRoutes(
   });
   admin.get('/merchants', async () => success(await services.merchants.list()));
   channelAdminRoutes(admin, services);
+  reconciliationAdminRoutes(admin, services);
 
   admin.get('/merchants/:accessKey/keys', async (request) => {
     const { accessKey } = parseInput(accessKeyParam, request.params);

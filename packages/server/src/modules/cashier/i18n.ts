@@ -1,9 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The languages the payer page speaks; the first is the fallback. */
-export const LOCALES = ['en', 'pt-BR', 'es-MX'] as const;
+/** Every language of the payer pages; the first is the fallback. */
+export const LOCALES = ['en', 'pt-BR', 'es-MX', 'de', 'fr', 'it', 'nl', 'es'] as const;
 export type Locale = (typeof LOCALES)[number];
+
+/** The languages every payer page speaks (Pix, boleto, SPEI, card), in the order a bare language matches. */
+export const PAYER_LOCALES: readonly Locale[] = ['en', 'pt-BR', 'es-MX'];
+
+/**
+ * The languages of a payment by SEPA bank transfer (EUR): the SEPA payers' besides. A bare `es`
+ * (or `es-ES`, `es-AR`) is Spain's Spanish here, `es-MX` still Mexico's.
+ */
+export const TRANSFER_LOCALES: readonly Locale[] = ['en', 'de', 'fr', 'it', 'nl', 'es', 'pt-BR', 'es-MX'];
 
 /**
  * The time zone a locale's dates are shown in (with its name, so no reader mistakes it): the
@@ -13,6 +22,11 @@ const TIME_ZONES: Readonly<Record<Locale, string>> = {
   en: 'UTC',
   'pt-BR': 'America/Sao_Paulo',
   'es-MX': 'America/Mexico_City',
+  de: 'Europe/Berlin',
+  fr: 'Europe/Paris',
+  it: 'Europe/Rome',
+  nl: 'Europe/Amsterdam',
+  es: 'Europe/Madrid',
 };
 
 /**
@@ -40,14 +54,17 @@ function loadCatalogues(): Readonly<Record<Locale, Catalogue>> {
 
 const CATALOGUES = loadCatalogues();
 
-/** A supported locale for a BCP 47 tag: the same tag (any case), else the same language (`pt`, `pt-PT` → pt-BR). */
-export function supportedLocale(tag: string): Locale | undefined {
+/**
+ * A locale of `offered` for a BCP 47 tag: the same tag (any case), else the same language (`pt`,
+ * `pt-PT` → pt-BR), the first of `offered` that speaks it.
+ */
+export function supportedLocale(tag: string, offered: readonly Locale[] = PAYER_LOCALES): Locale | undefined {
   const lower = tag.trim().toLowerCase();
   if (lower === '' || lower === '*') return undefined;
-  const exact = LOCALES.find((locale) => locale.toLowerCase() === lower);
+  const exact = offered.find((locale) => locale.toLowerCase() === lower);
   if (exact) return exact;
   const language = lower.split('-')[0];
-  return LOCALES.find((locale) => locale.toLowerCase().split('-')[0] === language);
+  return offered.find((locale) => locale.toLowerCase().split('-')[0] === language);
 }
 
 /**
@@ -72,14 +89,18 @@ export function acceptedLanguages(header: string | undefined): string[] {
 }
 
 /**
- * The page's language: the link's `lang` parameter when it names one we speak, else the first
- * of the browser's `Accept-Language` preferences we speak, else English.
+ * The page's language among `offered`: the link's `lang` parameter when it names one of them,
+ * else the first of the browser's `Accept-Language` preferences among them, else English.
  */
-export function chooseLocale(acceptLanguage: string | undefined, lang: string | undefined): Locale {
-  const fromLink = lang === undefined ? undefined : supportedLocale(lang);
+export function chooseLocale(
+  acceptLanguage: string | undefined,
+  lang: string | undefined,
+  offered: readonly Locale[] = PAYER_LOCALES,
+): Locale {
+  const fromLink = lang === undefined ? undefined : supportedLocale(lang, offered);
   if (fromLink) return fromLink;
   for (const tag of acceptedLanguages(acceptLanguage)) {
-    const locale = supportedLocale(tag);
+    const locale = supportedLocale(tag, offered);
     if (locale) return locale;
   }
   return 'en';
@@ -94,13 +115,13 @@ export interface Messages {
   money(amount: string, currency: string): string;
   /** Unix ms as the locale writes a date and time, with the time zone's name. */
   dateTime(ms: number): string;
-  /** Every supported locale with its own name, for the language links. */
+  /** Every locale the page offers with its own name, for the language links. */
   readonly languages: readonly { locale: Locale; name: string }[];
 }
 
 const LANGUAGES = LOCALES.map((locale) => ({ locale, name: CATALOGUES[locale].language as string }));
 
-export function messagesFor(locale: Locale): Messages {
+export function messagesFor(locale: Locale, offered: readonly Locale[] = PAYER_LOCALES): Messages {
   const catalogue = CATALOGUES[locale];
   const dates = new Intl.DateTimeFormat(locale, {
     dateStyle: 'medium',
@@ -110,7 +131,7 @@ export function messagesFor(locale: Locale): Messages {
   const zone = new Intl.DateTimeFormat(locale, { timeZone: TIME_ZONES[locale], timeZoneName: 'short' });
   return {
     locale,
-    languages: LANGUAGES,
+    languages: LANGUAGES.filter((language) => offered.includes(language.locale)),
     t(key, values = {}) {
       const text = catalogue[key];
       if (text === undefined) throw new Error(`no message ${key}`);

@@ -72,6 +72,8 @@ h1{font-size:1.25rem;margin:.5rem 0 1rem}
 .amount{font-size:2rem;font-weight:700;margin:0}
 dl{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem;margin:1rem 0}
 dt{color:#4b5563}dd{margin:0;font-weight:500;overflow-wrap:anywhere}
+.order-no{white-space:nowrap;overflow-wrap:normal;font-variant-numeric:tabular-nums}
+@media (max-width:24rem){main{margin:1rem auto}.card{padding:1rem}dl{grid-template-columns:minmax(0,1fr);gap:0}dd{margin-bottom:.5rem}}
 label{display:block;font-weight:600;margin-top:1rem}
 input{width:100%;font:inherit;padding:.6rem .7rem;border:1px solid #6b7280;border-radius:.5rem;margin-top:.25rem}
 input[aria-invalid=true]{border-color:#b91c1c}
@@ -241,7 +243,7 @@ ${page.payerOnly ? '' : `<span class="badge">${escapeHtml(m.t('badge'))}</span>`
 <p class="amount" data-testid="amount">${escapeHtml(amount)}</p>
 <dl>
 <dt>${escapeHtml(m.t('field.method'))}</dt><dd data-testid="method">${escapeHtml(method)}</dd>
-<dt>${escapeHtml(m.t('field.order'))}</dt><dd>${escapeHtml(payment.orderNo)}</dd>
+<dt>${escapeHtml(m.t('field.order'))}</dt><dd class="order-no" data-testid="order-no">${escapeHtml(payment.orderNo)}</dd>
 <dt>${escapeHtml(m.t('field.merchantReference'))}</dt><dd>${escapeHtml(payment.merchantOrderNo)}</dd>
 ${when}
 ${payer}

@@ -9,7 +9,15 @@ import { withQuery } from '../../http/url.js';
 import type { Config } from '../../config.js';
 import type { Merchants } from '../merchants/service.js';
 import { isFinalPayment, type Payments, type PaymentView } from '../payments/service.js';
-import { chooseLocale, type Messages, messagesFor, supportedLocale } from './i18n.js';
+import {
+  chooseLocale,
+  type Locale,
+  type Messages,
+  messagesFor,
+  PAYER_LOCALES,
+  supportedLocale,
+  TRANSFER_LOCALES,
+} from './i18n.js';
 import { type CashierPage, COPY_SCRIPT, renderCashierPage, renderNotFoundPage, withLang } from './page.js';
 
 const ORDER_NO = /^P[0-9]{18}$/;
@@ -199,12 +207,17 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
   };
   const isOpen = (payment: PaymentView) => payment.status === 'PENDING' && payment.expiresAt > services.now();
   /** The request's language (the link's `lang`, else Accept-Language) and the `lang` to carry on. */
-  const languageOf = (request: FastifyRequest) => {
+  const languageOf = (request: FastifyRequest, loaded: Loaded | undefined) => {
     const query = request.query as Record<string, unknown>;
     const lang = typeof query.lang === 'string' ? query.lang : undefined;
-    const messages = messagesFor(chooseLocale(request.headers['accept-language'], lang));
+    // A payment by SEPA bank transfer speaks the SEPA payers' languages too.
+    const offered: readonly Locale[] =
+      loaded?.transfer !== undefined || loaded?.payment.paymentMethod.code === 'SEPA'
+        ? TRANSFER_LOCALES
+        : PAYER_LOCALES;
+    const messages = messagesFor(chooseLocale(request.headers['accept-language'], lang, offered), offered);
     // Only a parameter that chose the language is carried on to the form's post and its redirect.
-    return { messages, lang: lang === undefined ? undefined : supportedLocale(lang) };
+    return { messages, lang: lang === undefined ? undefined : supportedLocale(lang, offered) };
   };
   type Language = ReturnType<typeof languageOf>;
   const page = (
@@ -243,8 +256,8 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
 
   app.get('/cashier/:orderNo', async (request, reply) => {
     const { orderNo } = request.params as { orderNo: string };
-    const language = languageOf(request);
     const loaded = await load(orderNo);
+    const language = languageOf(request, loaded);
     if (!loaded) return notFound(reply, orderNo, language);
     return show(reply, undefined, loaded, language);
   });
@@ -253,9 +266,9 @@ export function cashierRoutes(app: FastifyInstance, services: CashierServices): 
   if (!sandbox) return;
   app.post('/cashier/:orderNo', async (request: FastifyRequest, reply) => {
     const { orderNo } = request.params as { orderNo: string };
-    const language = languageOf(request);
-    const m = language.messages;
     const loaded = await load(orderNo);
+    const language = languageOf(request, loaded);
+    const m = language.messages;
     if (!loaded) return notFound(reply, orderNo, language);
     // A form posted from another site must not move the order (browsers send Origin on POST).
     const origin = request.headers.origin;

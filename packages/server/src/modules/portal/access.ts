@@ -78,6 +78,7 @@ export const ROUTE_ACCESS = {
   'GET /ledger': 'read',
   'GET /ledger/export.csv': 'exports',
   'GET /payouts/report.csv': 'exports',
+  'GET /payments/report.csv': 'exports',
   'GET /rejected-requests': 'read',
   'GET /overview': 'read',
   'GET /events': 'read',

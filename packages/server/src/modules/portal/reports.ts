@@ -1,5 +1,6 @@
 import { scaleOf } from '../../catalog.js';
 import { formatAmount, parseAmount } from '../../money.js';
+import type { PaymentView } from '../payments/service.js';
 import type { PayoutView } from '../payouts/service.js';
 
 /** The payouts report's columns (CSV, one payout a row, newest first). */
@@ -51,5 +52,37 @@ export function payoutReportRow(payout: PayoutView): string[] {
     iso(payout.confirmedAt),
     iso(payout.finalizedAt),
     payout.channelTradeNo ?? '',
+  ];
+}
+
+/** The payments report's columns (CSV, one payment a row, newest first), beside the payouts'. */
+export const PAYMENT_REPORT_HEADER = [
+  'orderNo',
+  'merchantOrderNo',
+  'status',
+  'currency',
+  'amount',
+  'paidAmount',
+  'method',
+  'createdAt',
+  'expiresAt',
+  'finalizedAt',
+  'channelTradeNo',
+] as const;
+
+/** One payment as a report row: amounts are the API's decimal strings, times ISO 8601 in UTC. */
+export function paymentReportRow(payment: PaymentView): string[] {
+  return [
+    payment.orderNo,
+    payment.merchantOrderNo,
+    payment.status,
+    payment.currency,
+    payment.amount,
+    payment.paidAmount ?? '',
+    payment.paymentMethod.code,
+    iso(payment.createdAt),
+    iso(payment.expiresAt),
+    iso(payment.finalizedAt),
+    payment.channelTradeNo ?? '',
   ];
 }

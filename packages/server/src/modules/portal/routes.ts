@@ -20,7 +20,7 @@ import { csvRow } from './csv.js';
 import { RESEND_FAILED_MAX } from '../webhooks/service.js';
 import { SEARCH_MAX } from '../../db/order-search.js';
 import { CURRENCIES } from '../../catalog.js';
-import { PAYOUT_REPORT_HEADER, payoutReportRow } from './reports.js';
+import { PAYMENT_REPORT_HEADER, PAYOUT_REPORT_HEADER, paymentReportRow, payoutReportRow } from './reports.js';
 import { assertOrderNo, type OrderPageServices, paymentDetail, payoutDetail, refFromText } from './orders.js';
 
 /** A portal session: a merchant's person, acting for that merchant. */
@@ -290,9 +290,8 @@ export async function portalApiRoutes(api: FastifyInstance, services: PortalServ
       return success(await services.rejectedRequests.list(sessionOf(request).merchant.id));
     });
 
-    // The payouts report: every payout created in a period, with its fee and its return.
-    auth.get('/payouts/report.csv', async (request, reply) => {
-      const merchantId = sessionOf(request).merchant.id;
+    /** A report's period: `from`–`to` (Unix ms; the last 31 days without them), at most 366 days, a known currency. */
+    const reportPeriod = (request: FastifyRequest) => {
       const q = parseInput(reportQuery, queryOf(request, ['from', 'to', 'currency']));
       const to = q.to ?? services.now();
       const from = q.from ?? to - 31 * DAY_MS;
@@ -301,24 +300,62 @@ export async function portalApiRoutes(api: FastifyInstance, services: PortalServ
       if (q.currency !== undefined && !CURRENCIES.has(q.currency)) {
         throw validationFailed([{ field: 'currency', message: `one of ${[...CURRENCIES.keys()].join(', ')}` }]);
       }
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      return { from, to, currency: q.currency, name: `${q.currency ?? 'all'}-${day(from)}-to-${day(to)}` };
+    };
+
+    // The payouts report: every payout created in a period, with its fee and its return.
+    auth.get('/payouts/report.csv', async (request, reply) => {
+      const merchantId = sessionOf(request).merchant.id;
+      const period = reportPeriod(request);
       let csv = csvRow(PAYOUT_REPORT_HEADER);
       let cursor: string | undefined;
       for (let rows = 0; rows < EXPORT_MAX_ROWS;) {
-        const page = await services.payouts.list(merchantId, { from, to, pageSize: 100, cursor });
+        const page = await services.payouts.list(merchantId, {
+          from: period.from,
+          to: period.to,
+          pageSize: 100,
+          cursor,
+        });
         for (const payout of page.items) {
-          if (q.currency === undefined || payout.currency === q.currency) csv += csvRow(payoutReportRow(payout));
+          if (period.currency === undefined || payout.currency === period.currency)
+            csv += csvRow(payoutReportRow(payout));
         }
         rows += page.items.length;
         if (page.nextCursor === null) break;
         cursor = page.nextCursor;
       }
-      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
       return reply
         .type('text/csv; charset=utf-8')
-        .header(
-          'content-disposition',
-          `attachment; filename="payouts-${q.currency ?? 'all'}-${day(from)}-to-${day(to)}.csv"`,
-        )
+        .header('content-disposition', `attachment; filename="payouts-${period.name}.csv"`)
+        .send(csv);
+    });
+
+    // The payments report, beside it: every payment created in a period, with what was paid.
+    auth.get('/payments/report.csv', async (request, reply) => {
+      const merchantId = sessionOf(request).merchant.id;
+      const period = reportPeriod(request);
+      let csv = csvRow(PAYMENT_REPORT_HEADER);
+      let cursor: string | undefined;
+      for (let rows = 0; rows < EXPORT_MAX_ROWS;) {
+        const page = await services.payments.list(merchantId, {
+          from: period.from,
+          to: period.to,
+          pageSize: 100,
+          cursor,
+        });
+        for (const payment of page.items) {
+          if (period.currency === undefined || payment.currency === period.currency) {
+            csv += csvRow(paymentReportRow(payment));
+          }
+        }
+        rows += page.items.length;
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="payments-${period.name}.csv"`)
         .send(csv);
     });
 

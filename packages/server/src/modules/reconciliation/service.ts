@@ -1,4 +1,4 @@
-import type { Camt054 } from '@paygate/iso20022';
+import { type Camt054, readBankFile } from '@paygate/iso20022';
 import type { Queryable } from '../../db/db.js';
 import { formatAmount, parseAmount } from '../../money.js';
 import { scaleOf } from '../../catalog.js';
@@ -249,4 +249,55 @@ export function dayOf(date: string): { from: number; to: number } {
   const from = Date.parse(`${date}T00:00:00.000Z`);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(from)) throw new Error(`not a date: ${date} (YYYY-MM-DD)`);
   return { from, to: from + 86_400_000 };
+}
+
+/** A settlement file read: its lines, whether it lists booked entries only, and the days it books. */
+export interface SettlementFile {
+  readonly lines: SettlementLine[];
+  /** A bank's camt.054: only booked entries are listed (a payout rejected before booking is in none). */
+  readonly booked: boolean;
+  /** The camt.054's booking dates (`BookgDt`) of its booked entries, distinct and sorted; none for a CSV. */
+  readonly bookingDates: readonly string[];
+}
+
+/**
+ * A channel's daily settlement file from its text: the CSV settlement file, or a bank's camt.054
+ * (XML; kind sepa-sftp), whose booked entries are the lines. A file that is neither throws an
+ * Error saying why.
+ */
+export function readSettlementText(text: string): SettlementFile {
+  if (text.trimStart().startsWith('<')) {
+    const read = readBankFile(text);
+    if (!read.ok) throw new Error(read.reason);
+    if (read.file.kind !== 'camt.054') throw new Error(`a ${read.file.kind}, not a camt.054`);
+    const bookingDates = [
+      ...new Set(
+        read.file.entries.flatMap((entry) =>
+          entry.status === 'BOOK' && entry.bookingDate !== undefined ? [entry.bookingDate] : [],
+        ),
+      ),
+    ].sort();
+    return { lines: camt054Lines(read.file), booked: true, bookingDates };
+  }
+  return { lines: parseSettlement(text), booked: false, bookingDates: [] };
+}
+
+/**
+ * The day a settlement file is reconciled for: `date` when given, else the YYYY-MM-DD in the
+ * file's name, else the one day a camt.054's entries are booked on. Throws an Error saying what
+ * to give when none of these decides (no date anywhere, or a camt.054 booking on several days).
+ */
+export function settlementDate(
+  date: string | undefined,
+  fileName: string | undefined,
+  file: Pick<SettlementFile, 'bookingDates'>,
+): string {
+  if (date !== undefined) return date;
+  const named = fileName === undefined ? undefined : /\d{4}-\d{2}-\d{2}/.exec(fileName)?.[0];
+  if (named !== undefined) return named;
+  if (file.bookingDates.length === 1) return file.bookingDates[0] as string;
+  if (file.bookingDates.length > 1) {
+    throw new Error(`give --date YYYY-MM-DD: the file books entries on ${file.bookingDates.join(', ')}`);
+  }
+  throw new Error('give --date YYYY-MM-DD: neither the file name nor the file carries a date');
 }
