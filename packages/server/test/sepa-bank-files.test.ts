@@ -14,7 +14,7 @@
  * - IBANs as people write them, at create.
  */
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -26,7 +26,15 @@ import {
   writePain002,
 } from '@paygate/iso20022';
 import type { Payment, Payout } from '@paygate/wire';
-import { listSepaCredits, listSepaFiles } from '../src/modules/channels/sepa-sftp/files.js';
+import { purgeReceivedFiles, RECEIVED_FILES_KEPT_MS } from '../src/modules/channels/bank-files.js';
+import {
+  listSepaCredits,
+  listSepaFiles,
+  type MismatchedBatch,
+  type ReceivedCredit,
+} from '../src/modules/channels/sepa-sftp/files.js';
+import { OPERATOR_ROLES, type OperatorRole } from '../src/modules/backoffice/access.js';
+import { operator, type OperatorClient } from './backoffice-harness.js';
 import { sepaChannelHealth } from '../src/modules/channels/sepa-sftp/health.js';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
@@ -557,6 +565,71 @@ for (const database of databases()) {
       );
       const health = await sepaChannelHealth(platform.services, connector);
       assert.equal(health.mismatchedBatches, 2);
+    });
+
+    it('the back office lists unmatched credits and mismatched batch bookings by role, and serves the files received as read', async () => {
+      const clients = new Map(
+        await Promise.all(OPERATOR_ROLES.map(async (role) => [role, await operator(platform, role)] as const)),
+      );
+      const as = (role: OperatorRole) => clients.get(role) as OperatorClient;
+      for (const role of OPERATOR_ROLES) {
+        // Unmatched credits: reason, amount, reference, booking date and the account booked to.
+        const credits = await as(role).bo<{ credits: ReceivedCredit[] }>('/channels/credits');
+        assert.equal(credits.status, 200, credits.text);
+        const listed = credits.body.data?.credits ?? [];
+        assert.ok(listed.length >= 4 && listed.every((c) => c.state === 'unmatched'), credits.text);
+        const other = listed.find((c) => c.accountServicerRef === 'CRD-AMT-1');
+        assert.equal(other?.reason, 'other_amount');
+        assert.equal(other?.amount, '19.99');
+        assert.match(other?.reference ?? '', /^RF/);
+        assert.equal(other?.bookingDate, '2026-12-01');
+        assert.equal(other?.accountIban, DEBTOR.iban);
+        assert.equal(other?.channel, 'bank');
+        // The payer's account whole to the roles that see account numbers, masked to the auditor.
+        assert.equal(other?.debtorIban, role === 'auditor' ? '•••••••••••••••300' : 'NL91ABNA0417164300');
+        assert.deepEqual(
+          (await as(role).bo<{ credits: unknown[] }>('/channels/credits?channel=bank')).body.data?.credits,
+          listed,
+        );
+        // Mismatched batch bookings: the file named, what was booked against what was sent.
+        const batches = await as(role).bo<{ batchBookings: MismatchedBatch[] }>('/channels/batch-bookings');
+        assert.equal(batches.status, 200, batches.text);
+        const [second, first] = batches.body.data?.batchBookings ?? [];
+        assert.equal(batches.body.data?.batchBookings.length, 2);
+        assert.deepEqual(first?.booked, { transactions: 999, total: first?.expected?.total });
+        assert.equal(first?.expected?.transactions, 1_000);
+        assert.equal(first?.msgId, first?.expected?.msgId);
+        assert.equal(first?.pmtInfId, first?.expected?.pmtInfId);
+        assert.deepEqual(second?.booked, { transactions: 1_000, total: '1.00' });
+        assert.equal(second?.expected?.transactions, 1_000);
+        assert.match(second?.reason ?? '', /total 1.00 is not/);
+        const unknown = await as(role).bo('/channels/credits?channel=nosuchchannel');
+        assert.equal(unknown.status, 404);
+      }
+      // A received file, byte for byte as read; to the roles that download bank files only.
+      writeFileSync(join(sshd.downloadDir, 'received-as-is.xml'), camt053([credit('3.21', 'CRD-KEPT-1')]));
+      await readInboxOnce(platform.services, connector, options);
+      const sent = readFileSync(join(sshd.downloadDir, 'received-as-is.xml'));
+      for (const role of OPERATOR_ROLES) {
+        const xml = await as(role).bo('/channels/bank/received/received-as-is.xml/xml');
+        if (role === 'admin' || role === 'finance') {
+          assert.equal(xml.status, 200, xml.text);
+          assert.equal(xml.text, sent.toString('utf8'));
+          assert.match(xml.headers.get('content-disposition') ?? '', /received-as-is\.xml/);
+        } else assert.equal(xml.status, 403, xml.text);
+      }
+      assert.equal((await as('admin').bo('/channels/bank/received/never-sent.xml/xml')).status, 404);
+      // Kept 30 days, then the sweeper clears the bytes; the record of the file stays.
+      await purgeReceivedFiles(platform.services.db, clock + RECEIVED_FILES_KEPT_MS - 60_000);
+      const kept = await as('admin').bo('/channels/bank/received/received-as-is.xml/xml');
+      assert.equal(kept.status, 200, kept.text);
+      assert.ok((await purgeReceivedFiles(platform.services.db, clock + RECEIVED_FILES_KEPT_MS + 60_000)) >= 1);
+      const gone = await as('admin').bo('/channels/bank/received/received-as-is.xml/xml');
+      assert.equal(gone.status, 404);
+      assert.match(gone.text, /no longer kept/);
+      assert.ok(
+        (await listSepaFiles(platform.services.db, 'bank')).received.some((file) => file.name === 'received-as-is.xml'),
+      );
     });
 
     it("a transfer arriving after the payment's expiry is an unmatched credit; polling expires the payment", async () => {

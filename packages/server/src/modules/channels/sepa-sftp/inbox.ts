@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import {
   type BankFile,
   type CamtEntry,
@@ -14,6 +16,8 @@ import { applyUpdate, type ApplyOutcome, type ChannelServices } from '../apply.j
 import type { ChannelStatus } from '../connector.js';
 import type { FileStepOptions } from './outbox.js';
 import { type SepaSftpConnector, transferOrderOf } from './sepa-sftp.js';
+
+const gzipped = promisify(gzip);
 
 /** The largest bank file read (a day's camt.053 of a very busy account is a few MB). */
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -136,13 +140,27 @@ export async function applyFile(
   bytes: Buffer,
   options: FileStepOptions,
 ): Promise<FileOutcome> {
+  // The bytes are kept as received (compressed in libuv's threads, while the file is read here).
+  const compressed = gzipped(bytes);
+  compressed.catch(() => {});
   const parsed = readBankFile(bytes);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const record = (tx: Queryable, state: 'applied' | 'set_aside', message: string | null, reason: string | null) =>
+  const record = async (tx: Queryable, state: 'applied' | 'set_aside', message: string | null, reason: string | null) =>
     tx.query<{ id: bigint }>(
-      `INSERT INTO sepa_inbox (channel, name, size, sha256, message, state, reason, received_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (channel, name) DO NOTHING RETURNING id`,
-      [connector.name, name, bytes.length, sha256, message, state, reason, new Date(services.now())],
+      `INSERT INTO sepa_inbox (channel, name, size, sha256, message, state, reason, received_at, msg_id, bytes_gzip)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (channel, name) DO NOTHING RETURNING id`,
+      [
+        connector.name,
+        name,
+        bytes.length,
+        sha256,
+        message,
+        state,
+        reason,
+        new Date(services.now()),
+        parsed.ok ? parsed.file.msgId.slice(0, 100) : null,
+        await compressed,
+      ],
     );
   const setAside = async (reason: string): Promise<FileOutcome> => {
     const inserted = await record(
@@ -439,6 +457,8 @@ class FileApplier {
     const bookingId = remembered.rows[0]?.id;
     if (bookingId === undefined) return; // seen before
     const files: { id: bigint; msg_id: string }[] = [];
+    /** The file the booking is compared with for the operator (the first batch's that names one). */
+    let compared: bigint | undefined;
     let reason: string | undefined;
     let sum = 0n;
     for (const batch of batches) {
@@ -461,6 +481,7 @@ class FileApplier {
           : batches.length === 1
             ? entryMinor
             : undefined;
+      compared ??= file?.id;
       if (!file)
         reason = `the batch names no file of this channel (MsgId ${batch.msgId ?? '-'}, PmtInfId ${batch.paymentInformationId ?? '-'})`;
       else if (
@@ -485,7 +506,7 @@ class FileApplier {
       await this.tx.query(`UPDATE sepa_batch_bookings SET reason = $2, file_id = $3 WHERE id = $1`, [
         bookingId,
         reason.slice(0, 1_000),
-        files[0]?.id ?? null,
+        compared ?? null,
       ]);
       this.tally.batches.mismatch++;
       this.log.warn(
@@ -536,8 +557,8 @@ class FileApplier {
       const candidates = [...structured, ...findCreditorReferences(unstructured.join(' '))];
       const remembered = await this.tx.query<{ id: bigint }>(
         `INSERT INTO sepa_credits (channel, entry_key, account_servicer_ref, amount_minor, currency, remittance,
-                                   debtor_name, debtor_iban, booking_date, state, inbox_id, received_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'unmatched', $10, $11)
+                                   debtor_name, debtor_iban, booking_date, state, inbox_id, received_at, account_iban)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'unmatched', $10, $11, $12)
          ON CONFLICT (channel, entry_key) DO NOTHING RETURNING id`,
         [
           this.connector.name,
@@ -551,6 +572,7 @@ class FileApplier {
           entry.bookingDate ?? null,
           this.inboxId,
           new Date(this.services.now()),
+          entry.accountIban ?? null,
         ],
       );
       const creditId = remembered.rows[0]?.id;
