@@ -40,7 +40,7 @@ import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
 import { isSepaSftp, type SepaSftpConnector, transferReference } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { payoutDetail } from '../src/modules/portal/orders.js';
-import { balanceOf, eventsOf } from './money-harness.js';
+import { assertBooksHealthy, balanceOf, eventsOf } from './money-harness.js';
 import {
   createMerchant,
   databases,
@@ -565,6 +565,49 @@ for (const database of databases()) {
       );
       const health = await sepaChannelHealth(platform.services, connector);
       assert.equal(health.mismatchedBatches, 2);
+    });
+
+    it('a statement full of credits settles every payment it names together, once each, with one webhook each', async () => {
+      const payments = await Promise.all(Array.from({ length: 40 }, (_, i) => transferPayment(`${10 + i}.00`)));
+      const before = BigInt((await balanceOf(platform, merchant, 'EUR')).available.replace('.', ''));
+      const entries = payments.map((payment, i) =>
+        credit(payment.amount, `CRD-MANY-${i}`, { creditorReferences: [payment.bankTransfer?.reference ?? ''] }),
+      );
+      // The first payment paid twice in the same file: the second credit finds it final.
+      const twice = credit(payments[0]?.amount ?? '', 'CRD-MANY-TWICE', {
+        creditorReferences: [payments[0]?.bankTransfer?.reference ?? ''],
+      });
+      const read = await bankSends(camt053([...entries, twice, entries[1] as CamtEntry]));
+      assert.equal(read.applied.length, 1);
+      for (const payment of payments) {
+        assert.equal(await paymentStatus(payment.orderNo), 'SUCCEEDED');
+        const events = await eventsOf(platform, payment.orderNo);
+        assert.deepEqual(
+          events.map((event) => [event.json.status, event.json.paidAmount]),
+          [['SUCCEEDED', payment.amount]],
+        );
+      }
+      const credited = (await balanceOf(platform, merchant, 'EUR')).available.replace('.', '');
+      const fees = await platform.services.db.query<{ n: bigint }>(
+        `SELECT count(*) AS n FROM ledger_transactions WHERE kind = 'payment' AND order_no = ANY($1::text[])`,
+        [payments.map((payment) => payment.orderNo)],
+      );
+      assert.equal(Number(fees.rows[0]?.n), 40);
+      assert.ok(BigInt(credited) > before);
+      const all = await listSepaCredits(platform.services.db, 'bank', { all: true });
+      const mine = all.filter((c) => c.accountServicerRef?.startsWith('CRD-MANY-'));
+      assert.equal(mine.length, 41);
+      assert.equal(mine.filter((c) => c.state === 'matched').length, 40);
+      const again = mine.find((c) => c.accountServicerRef === 'CRD-MANY-TWICE');
+      assert.deepEqual(
+        [again?.state, again?.reason, again?.orderNo],
+        ['unmatched', 'payment_final', payments[0]?.orderNo],
+      );
+      // The same statement again changes nothing.
+      await bankSends(camt053([...entries, twice]));
+      assert.equal((await balanceOf(platform, merchant, 'EUR')).available.replace('.', ''), credited);
+      assert.equal((await eventsOf(platform, payments[5]?.orderNo ?? '')).length, 1);
+      await assertBooksHealthy(platform);
     });
 
     it('the back office lists unmatched credits and mismatched batch bookings by role, and serves the files received as read', async () => {
