@@ -685,7 +685,7 @@ const TARGET_INSTANT_LEAVES_S = 2;
 /** Between two confirms: some share a second (one file), most have one of their own. */
 const INSTANT_SPACING_MS = 700;
 /** The instant channel's pollEvery: how soon the bank's status file is read once written. */
-const INSTANT_POLL = '500ms';
+const INSTANT_POLL = '1s';
 
 interface InstantFigures {
   readonly load: number;
