@@ -26,7 +26,13 @@
 //       garbage collection, from v8.GCProfiler, and samples every 10 ms).
 // A warm-up file of 20 payouts goes the whole way first (connection, XSD load, JIT), not measured.
 //
-// BENCH_SEPA_PAYOUTS=1000 makes a smoke run (its figures are printed, the verdicts need 10,000);
+// Then SEPA Instant, on a channel and a bank of its own: after a warm-up payout the whole way,
+// BENCH_SEPA_INSTANT (default 30) payouts confirmed 700 ms apart with the channel's file steps running as the server runs them; per
+// payout, confirm → its file uploaded (target ≤ 2 s) and confirm → SUCCEEDED (the bank's instant
+// booking read back), median and worst.
+//
+// BENCH_SEPA_KINDS=camt.053,batch measures some of the status files only; BENCH_SEPA_ONLY=files or
+// instant runs one part. BENCH_SEPA_PAYOUTS=1000 makes a smoke run (its figures are printed, the verdicts need 10,000);
 // BENCH_DATABASE=postgres|pglite runs one database only; BENCH_CPU_PROF=<dir> writes a CPU profile
 // of each measured step there. Nothing here asserts a time.
 import type { ChildProcess } from 'node:child_process';
@@ -41,6 +47,7 @@ import { type CamtEntry, centsToEur, writeCamt053, writeCamt054, writePain002 } 
 import { parseConfig } from '../src/config.js';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, type FileStepOptions, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
+import { startSepaChannels } from '../src/modules/channels/sepa-sftp/loop.js';
 import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { type Platform, startPlatform } from '../src/platform.js';
 import { createMerchant } from '../test/harness.js';
@@ -321,14 +328,10 @@ async function startBenchPlatform(
   dir: string,
   bank: Bank,
   databaseUrl: string | undefined,
+  channel: Record<string, unknown> = { batchEvery: `${BATCH_EVERY_MS}ms`, pollEvery: '1h' },
 ): Promise<{ platform: Platform; connector: SepaSftpConnector; advance: (ms: number) => void }> {
   const channels = join(dir, 'channels.json');
-  writeFileSync(
-    channels,
-    JSON.stringify({
-      channels: [{ ...bank.channel, batchEvery: `${BATCH_EVERY_MS}ms`, pollEvery: '1h', timeoutMs: 60_000 }],
-    }),
-  );
+  writeFileSync(channels, JSON.stringify({ channels: [{ ...bank.channel, ...channel, timeoutMs: 60_000 }] }));
   const storage: Record<string, string> = {};
   if (databaseUrl) storage.DATABASE_URL = databaseUrl;
   else {
@@ -498,8 +501,20 @@ function pain002Of(msgId: string, orderNos: readonly string[]): string {
  * The status messages the platform reads, each measured on a file of its own: a pain.002, a
  * camt.054, a camt.053 of one entry per payout, and a camt.053 booking the whole file as a batch.
  */
-const STATUS_KINDS = ['pain.002', 'camt.054', 'camt.053', 'batch'] as const;
-type StatusKind = (typeof STATUS_KINDS)[number];
+const ALL_STATUS_KINDS = ['pain.002', 'camt.054', 'camt.053', 'batch'] as const;
+type StatusKind = (typeof ALL_STATUS_KINDS)[number];
+/** BENCH_SEPA_KINDS=camt.053,batch measures some of them only (a shorter run). */
+const STATUS_KINDS: readonly StatusKind[] = (() => {
+  const named = (process.env.BENCH_SEPA_KINDS ?? '')
+    .split(',')
+    .map((kind) => kind.trim())
+    .filter(Boolean);
+  if (named.length === 0) return ALL_STATUS_KINDS;
+  const unknown = named.filter((kind) => !(ALL_STATUS_KINDS as readonly string[]).includes(kind));
+  if (unknown.length > 0)
+    throw new Error(`BENCH_SEPA_KINDS: no kind ${unknown.join(', ')}; kinds: ${ALL_STATUS_KINDS.join(', ')}`);
+  return ALL_STATUS_KINDS.filter((kind) => named.includes(kind));
+})();
 
 /** What the file-out step did: the file's MsgId, and the seconds of its two steps. */
 interface FileOut {
@@ -663,6 +678,135 @@ async function benchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Pro
   }
 }
 
+/** SEPA Instant: payouts confirmed one at a time on an `"instant": true` channel, the file steps running as the server runs them. */
+const INSTANT_PAYOUTS = Number(process.env.BENCH_SEPA_INSTANT ?? 30);
+/** The brief's word: an instant payout leaves within 2 seconds of its confirm. */
+const TARGET_INSTANT_LEAVES_S = 2;
+/** Between two confirms: some share a second (one file), most have one of their own. */
+const INSTANT_SPACING_MS = 700;
+/** The instant channel's pollEvery: how soon the bank's status file is read once written. */
+const INSTANT_POLL = '1s';
+
+interface InstantFigures {
+  readonly load: number;
+  /** Per payout: confirm → its file uploaded to the bank, and confirm → SUCCEEDED (seconds). */
+  readonly leaves: number[];
+  readonly succeeded: number[];
+  readonly files: number;
+}
+
+/**
+ * INSTANT_PAYOUTS EUR payouts confirmed INSTANT_SPACING_MS apart on a channel with `"instant": true`
+ * to a `paygate-bank` of its own, with the channel's file steps running as the server runs them
+ * (startSepaChannels: the batch step every 250 ms, the inbox every INSTANT_POLL): per payout, the
+ * time from its confirm answered to its file uploaded (the platform's `uploaded_at`), and to the
+ * payout SUCCEEDED from the bank's instant booking (its `finalized_at`).
+ */
+async function instantBenchmark(database: Awaited<ReturnType<typeof postgresUrl>>): Promise<InstantFigures> {
+  const load = loadavg()[0] ?? NaN;
+  const dir = mkdtempSync(join(tmpdir(), 'paygate-bench-sepa-instant-'));
+  let bank: Bank | undefined;
+  let started: Awaited<ReturnType<typeof startBenchPlatform>> | undefined;
+  let stop: (() => Promise<void>) | undefined;
+  try {
+    bank = await startBank(dir);
+    started = await startBenchPlatform(dir, bank, database?.url, {
+      instant: true,
+      batchEvery: `${BATCH_EVERY_MS}ms`,
+      pollEvery: INSTANT_POLL,
+    });
+    const { platform } = started;
+    const merchant = await createMerchant(platform, 'SEPA instant bench');
+    const merchantId = await platform.services.merchants.idOf(merchant.accessKey);
+    await fund(platform, merchant, ((INSTANT_PAYOUTS + 1) * 11 + 100).toFixed(2), 'EUR');
+    stop = startSepaChannels(platform.services, stepOptions);
+    const confirmedAt = new Map<string, number>();
+    /** Creates and confirms payout `i`; its orderNo. */
+    const confirmOne = async (i: number) => {
+      const { payout } = await platform.services.payouts.create(merchantId, {
+        merchantOrderNo: `INST-${i}`,
+        currency: 'EUR',
+        amount: AMOUNT,
+        webhookUrl: 'https://shop.example/webhook/payout',
+        payee: { name: NAMES[Math.abs(i) % NAMES.length], accountNumber: IBANS[Math.abs(i) % IBANS.length] },
+      });
+      await platform.services.payouts.confirm(merchantId, { orderNo: payout.orderNo });
+      return payout.orderNo;
+    };
+    // A warm-up payout the whole way first (the SFTP session, the XSD, the JIT), not measured.
+    const warm = await confirmOne(-1);
+    const warmDeadline = Date.now() + 60_000;
+    while ((await settled(platform, [warm])).payouts < 1) {
+      if (Date.now() > warmDeadline) throw new Error('the warm-up instant payout not SUCCEEDED within a minute');
+      await sleep(100);
+    }
+    for (let i = 0; i < INSTANT_PAYOUTS; i++) {
+      const orderNo = await confirmOne(i);
+      confirmedAt.set(orderNo, Date.now());
+      await sleep(INSTANT_SPACING_MS);
+    }
+    const orderNos = [...confirmedAt.keys()];
+    const deadline = Date.now() + 120_000;
+    while ((await settled(platform, orderNos)).payouts < orderNos.length) {
+      if (Date.now() > deadline) throw new Error('instant payouts not SUCCEEDED within 2 minutes');
+      await sleep(100);
+    }
+    const rows = await platform.services.db.query<{
+      order_no: string;
+      uploaded_at: Date;
+      finalized_at: Date;
+      msg_id: string;
+    }>(
+      `SELECT p.order_no, f.uploaded_at, p.finalized_at, f.msg_id
+         FROM payouts p JOIN sepa_file_payouts s ON s.order_no = p.order_no JOIN sepa_files f ON f.id = s.file_id
+        WHERE p.order_no = ANY($1::text[])`,
+      [orderNos],
+    );
+    if (rows.rows.length !== orderNos.length) throw new Error(`${rows.rows.length} instant payouts in files`);
+    const of = (row: { order_no: string }, at: Date) => (at.getTime() - (confirmedAt.get(row.order_no) ?? NaN)) / 1000;
+    return {
+      load,
+      leaves: rows.rows.map((row) => of(row, row.uploaded_at)),
+      succeeded: rows.rows.map((row) => of(row, row.finalized_at)),
+      files: new Set(rows.rows.map((row) => row.msg_id)).size,
+    };
+  } finally {
+    await stop?.();
+    await started?.platform.close();
+    if (bank && bank.child.exitCode === null) {
+      const exited = new Promise((resolve) => bank?.child.once('exit', resolve));
+      bank.child.kill('SIGTERM');
+      await exited;
+    }
+    await database?.drop().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function reportInstant(label: string, figures: InstantFigures): void {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1
+      ? (sorted[middle] ?? NaN)
+      : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
+  };
+  const worst = (values: number[]) => Math.max(...values);
+  const leavesWorst = worst(figures.leaves);
+  console.log(
+    `\nSEPA Instant, ${label}: ${figures.leaves.length} payouts confirmed ${INSTANT_SPACING_MS} ms apart in ${figures.files} files ` +
+      `(file steps as the server runs them: batch every 250 ms, inbox every ${INSTANT_POLL}); load average at the start ${figures.load.toFixed(1)}`,
+  );
+  console.log(
+    `instant: confirm → file uploaded to the bank: median ${median(figures.leaves).toFixed(2)} s, worst ${leavesWorst.toFixed(2)} s ` +
+      `(target ≤ ${TARGET_INSTANT_LEAVES_S} s): ${leavesWorst <= TARGET_INSTANT_LEAVES_S ? 'PASS' : 'FAIL'}`,
+  );
+  console.log(
+    `instant: confirm → SUCCEEDED (the bank's instant booking read): median ${median(figures.succeeded).toFixed(2)} s, ` +
+      `worst ${worst(figures.succeeded).toFixed(2)} s (no target: the bank books within 1 s, read every ${INSTANT_POLL})`,
+  );
+}
+
 function report(label: string, figures: Figures, database: 'postgres' | 'pglite'): void {
   const count = PAYOUTS.toLocaleString('en');
   const full = PAYOUTS === FULL;
@@ -737,9 +881,19 @@ const only = process.env.BENCH_DATABASE;
 if (only !== undefined && only !== 'postgres' && only !== 'pglite') {
   throw new Error(`BENCH_DATABASE is postgres or pglite, not ${only}`);
 }
+/** BENCH_SEPA_ONLY=files|instant: the file rows or the instant row only. */
+const part = process.env.BENCH_SEPA_ONLY;
 if (only !== 'pglite') {
   const database = await postgresUrl();
-  if (database) report('PostgreSQL', await benchmark(database), 'postgres');
-  else console.log('\nPostgreSQL: none answered; skipped');
+  if (!database) console.log('\nPostgreSQL: none answered; skipped');
+  else {
+    if (part !== 'instant') report('PostgreSQL', await benchmark(database), 'postgres');
+    else await database.drop();
+    const another = part === 'files' ? undefined : await postgresUrl();
+    if (another) reportInstant('PostgreSQL', await instantBenchmark(another));
+  }
 }
-if (only !== 'postgres') report('PGlite (embedded, the default)', await benchmark(undefined), 'pglite');
+if (only !== 'postgres') {
+  if (part !== 'instant') report('PGlite (embedded, the default)', await benchmark(undefined), 'pglite');
+  if (part !== 'files') reportInstant('PGlite (embedded, the default)', await instantBenchmark(undefined));
+}

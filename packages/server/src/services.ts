@@ -78,6 +78,10 @@ export function createServices(config: Config, db: Db, options: ServiceOptions =
       await ledger.creditPayment(tx, payment);
       await extraHooks.onSucceeded?.(tx, payment);
     },
+    onSucceededMany: async (tx, payments, at) => {
+      await ledger.creditPayments(tx, payments, at);
+      for (const payment of payments) await extraHooks.onSucceeded?.(tx, payment);
+    },
   };
   const platformKeys = new PlatformKeys(db, config.environment, sealer, now, masterKeys.source);
   // The queue gauges read the outbox when scraped, by which time `webhooks` exists.

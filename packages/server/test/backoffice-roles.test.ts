@@ -27,7 +27,8 @@ const concrete = (path: string) =>
     .replace(':accessKey', 'ak_test_nosuchmerchant')
     .replace(':id', 'adj_nosuch')
     .replace(':name', 'nosuchchannel')
-    .replace(':msgId', 'nosuchfile');
+    .replace(':msgId', 'nosuchfile')
+    .replace(':file', 'nosuchfile.xml');
 
 /** `METHOD /path` of every route in Fastify's printed route tree. */
 function routesOf(tree: string): string[] {

@@ -190,6 +190,50 @@ for (const database of databases()) {
       await assertBooksHealthy(platform);
     });
 
+    it('the database refuses an entry of no such transaction or account, and one added to a committed transaction', async () => {
+      const { db } = platform.services;
+      const [account] = (
+        await db.query<{ id: bigint }>(
+          `SELECT id FROM ledger_accounts WHERE merchant_id IS NULL AND currency = 'BRL' AND kind = 'fee_revenue'`,
+        )
+      ).rows;
+      const [committed] = (await db.query<{ id: bigint }>('SELECT max(id) AS id FROM ledger_transactions')).rows;
+      const entries = await count(platform, 'ledger_entries');
+      const entry = (transaction: unknown, accountId: unknown, currency = 'BRL') =>
+        db.transaction(async (tx) => {
+          await tx.query(
+            `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount, created_at)
+             VALUES ($1, $2, $3, 100, now()), ($1, $2, $3, -100, now())`,
+            [transaction, accountId, currency],
+          );
+        });
+      // Checked once per statement, as the foreign keys they replace were: the same SQLSTATE.
+      await assert.rejects(entry(committed?.id, 987_654_321n), (error: unknown) => sqlState(error) === '23503');
+      await assert.rejects(entry(committed?.id, account?.id, 'EUR'), (error: unknown) => sqlState(error) === '23503');
+      await assert.rejects(entry(987_654_321n, account?.id), (error: unknown) => sqlState(error) === '23503');
+      // Balanced, of a real transaction and account, but that transaction was committed before.
+      await assert.rejects(
+        entry(committed?.id, account?.id),
+        (error: unknown) => sqlState(error) === '23000' && /another database transaction/.test(String(error)),
+      );
+      // Inside a savepoint (as every signed request's work runs) a transaction and its entries still go together.
+      await db.transaction(async (tx) => {
+        await tx.query('SAVEPOINT inner_work');
+        const t = await tx.query<{ id: bigint }>(
+          `INSERT INTO ledger_transactions (reference, kind, order_no, created_at)
+           VALUES ('test:savepoint', 'payment', 'P0', now()) RETURNING id`,
+        );
+        await tx.query(
+          `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount, created_at)
+           VALUES ($1, $2, 'BRL', 100, now()), ($1, $2, 'BRL', -100, now())`,
+          [t.rows[0]?.id, account?.id],
+        );
+        await tx.query('RELEASE SAVEPOINT inner_work');
+      });
+      assert.equal(await count(platform, 'ledger_entries'), entries + 2);
+      await assertBooksHealthy(platform);
+    });
+
     it('entries and transactions are immutable; balances move only by posting; no merchant balance goes below zero', async () => {
       const { db } = platform.services;
       const refusals: [string, string][] = [

@@ -14,7 +14,7 @@
  * - IBANs as people write them, at create.
  */
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -26,13 +26,21 @@ import {
   writePain002,
 } from '@paygate/iso20022';
 import type { Payment, Payout } from '@paygate/wire';
-import { listSepaCredits, listSepaFiles } from '../src/modules/channels/sepa-sftp/files.js';
+import { purgeReceivedFiles, RECEIVED_FILES_KEPT_MS } from '../src/modules/channels/bank-files.js';
+import {
+  listSepaCredits,
+  listSepaFiles,
+  type MismatchedBatch,
+  type ReceivedCredit,
+} from '../src/modules/channels/sepa-sftp/files.js';
+import { OPERATOR_ROLES, type OperatorRole } from '../src/modules/backoffice/access.js';
+import { operator, type OperatorClient } from './backoffice-harness.js';
 import { sepaChannelHealth } from '../src/modules/channels/sepa-sftp/health.js';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
 import { isSepaSftp, type SepaSftpConnector, transferReference } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { payoutDetail } from '../src/modules/portal/orders.js';
-import { balanceOf, eventsOf } from './money-harness.js';
+import { assertBooksHealthy, balanceOf, eventsOf } from './money-harness.js';
 import {
   createMerchant,
   databases,
@@ -557,6 +565,114 @@ for (const database of databases()) {
       );
       const health = await sepaChannelHealth(platform.services, connector);
       assert.equal(health.mismatchedBatches, 2);
+    });
+
+    it('a statement full of credits settles every payment it names together, once each, with one webhook each', async () => {
+      const payments = await Promise.all(Array.from({ length: 40 }, (_, i) => transferPayment(`${10 + i}.00`)));
+      const before = BigInt((await balanceOf(platform, merchant, 'EUR')).available.replace('.', ''));
+      const entries = payments.map((payment, i) =>
+        credit(payment.amount, `CRD-MANY-${i}`, { creditorReferences: [payment.bankTransfer?.reference ?? ''] }),
+      );
+      // The first payment paid twice in the same file: the second credit finds it final.
+      const twice = credit(payments[0]?.amount ?? '', 'CRD-MANY-TWICE', {
+        creditorReferences: [payments[0]?.bankTransfer?.reference ?? ''],
+      });
+      const read = await bankSends(camt053([...entries, twice, entries[1] as CamtEntry]));
+      assert.equal(read.applied.length, 1);
+      for (const payment of payments) {
+        assert.equal(await paymentStatus(payment.orderNo), 'SUCCEEDED');
+        const events = await eventsOf(platform, payment.orderNo);
+        assert.deepEqual(
+          events.map((event) => [event.json.status, event.json.paidAmount]),
+          [['SUCCEEDED', payment.amount]],
+        );
+      }
+      const credited = (await balanceOf(platform, merchant, 'EUR')).available.replace('.', '');
+      const fees = await platform.services.db.query<{ n: bigint }>(
+        `SELECT count(*) AS n FROM ledger_transactions WHERE kind = 'payment' AND order_no = ANY($1::text[])`,
+        [payments.map((payment) => payment.orderNo)],
+      );
+      assert.equal(Number(fees.rows[0]?.n), 40);
+      assert.ok(BigInt(credited) > before);
+      const all = await listSepaCredits(platform.services.db, 'bank', { all: true });
+      const mine = all.filter((c) => c.accountServicerRef?.startsWith('CRD-MANY-'));
+      assert.equal(mine.length, 41);
+      assert.equal(mine.filter((c) => c.state === 'matched').length, 40);
+      const again = mine.find((c) => c.accountServicerRef === 'CRD-MANY-TWICE');
+      assert.deepEqual(
+        [again?.state, again?.reason, again?.orderNo],
+        ['unmatched', 'payment_final', payments[0]?.orderNo],
+      );
+      // The same statement again changes nothing.
+      await bankSends(camt053([...entries, twice]));
+      assert.equal((await balanceOf(platform, merchant, 'EUR')).available.replace('.', ''), credited);
+      assert.equal((await eventsOf(platform, payments[5]?.orderNo ?? '')).length, 1);
+      await assertBooksHealthy(platform);
+    });
+
+    it('the back office lists unmatched credits and mismatched batch bookings by role, and serves the files received as read', async () => {
+      const clients = new Map(
+        await Promise.all(OPERATOR_ROLES.map(async (role) => [role, await operator(platform, role)] as const)),
+      );
+      const as = (role: OperatorRole) => clients.get(role) as OperatorClient;
+      for (const role of OPERATOR_ROLES) {
+        // Unmatched credits: reason, amount, reference, booking date and the account booked to.
+        const credits = await as(role).bo<{ credits: ReceivedCredit[] }>('/channels/credits');
+        assert.equal(credits.status, 200, credits.text);
+        const listed = credits.body.data?.credits ?? [];
+        assert.ok(listed.length >= 4 && listed.every((c) => c.state === 'unmatched'), credits.text);
+        const other = listed.find((c) => c.accountServicerRef === 'CRD-AMT-1');
+        assert.equal(other?.reason, 'other_amount');
+        assert.equal(other?.amount, '19.99');
+        assert.match(other?.reference ?? '', /^RF/);
+        assert.equal(other?.bookingDate, '2026-12-01');
+        assert.equal(other?.accountIban, DEBTOR.iban);
+        assert.equal(other?.channel, 'bank');
+        // The payer's account whole to the roles that see account numbers, masked to the auditor.
+        assert.equal(other?.debtorIban, role === 'auditor' ? '•••••••••••••••300' : 'NL91ABNA0417164300');
+        assert.deepEqual(
+          (await as(role).bo<{ credits: unknown[] }>('/channels/credits?channel=bank')).body.data?.credits,
+          listed,
+        );
+        // Mismatched batch bookings: the file named, what was booked against what was sent.
+        const batches = await as(role).bo<{ batchBookings: MismatchedBatch[] }>('/channels/batch-bookings');
+        assert.equal(batches.status, 200, batches.text);
+        const [second, first] = batches.body.data?.batchBookings ?? [];
+        assert.equal(batches.body.data?.batchBookings.length, 2);
+        assert.deepEqual(first?.booked, { transactions: 999, total: first?.expected?.total });
+        assert.equal(first?.expected?.transactions, 1_000);
+        assert.equal(first?.msgId, first?.expected?.msgId);
+        assert.equal(first?.pmtInfId, first?.expected?.pmtInfId);
+        assert.deepEqual(second?.booked, { transactions: 1_000, total: '1.00' });
+        assert.equal(second?.expected?.transactions, 1_000);
+        assert.match(second?.reason ?? '', /total 1.00 is not/);
+        const unknown = await as(role).bo('/channels/credits?channel=nosuchchannel');
+        assert.equal(unknown.status, 404);
+      }
+      // A received file, byte for byte as read; to the roles that download bank files only.
+      writeFileSync(join(sshd.downloadDir, 'received-as-is.xml'), camt053([credit('3.21', 'CRD-KEPT-1')]));
+      await readInboxOnce(platform.services, connector, options);
+      const sent = readFileSync(join(sshd.downloadDir, 'received-as-is.xml'));
+      for (const role of OPERATOR_ROLES) {
+        const xml = await as(role).bo('/channels/bank/received/received-as-is.xml/xml');
+        if (role === 'admin' || role === 'finance') {
+          assert.equal(xml.status, 200, xml.text);
+          assert.equal(xml.text, sent.toString('utf8'));
+          assert.match(xml.headers.get('content-disposition') ?? '', /received-as-is\.xml/);
+        } else assert.equal(xml.status, 403, xml.text);
+      }
+      assert.equal((await as('admin').bo('/channels/bank/received/never-sent.xml/xml')).status, 404);
+      // Kept 30 days, then the sweeper clears the bytes; the record of the file stays.
+      await purgeReceivedFiles(platform.services.db, clock + RECEIVED_FILES_KEPT_MS - 60_000);
+      const kept = await as('admin').bo('/channels/bank/received/received-as-is.xml/xml');
+      assert.equal(kept.status, 200, kept.text);
+      assert.ok((await purgeReceivedFiles(platform.services.db, clock + RECEIVED_FILES_KEPT_MS + 60_000)) >= 1);
+      const gone = await as('admin').bo('/channels/bank/received/received-as-is.xml/xml');
+      assert.equal(gone.status, 404);
+      assert.match(gone.text, /no longer kept/);
+      assert.ok(
+        (await listSepaFiles(platform.services.db, 'bank')).received.some((file) => file.name === 'received-as-is.xml'),
+      );
     });
 
     it("a transfer arriving after the payment's expiry is an unmatched credit; polling expires the payment", async () => {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../db/db.js';
-import type { Vacuumed } from '../db/vacuum.js';
+import { type Vacuumed, vacuumTables } from '../db/vacuum.js';
+import { purgeReceivedFiles } from '../modules/channels/bank-files.js';
 import { purgeExchanges, vacuumExchanges } from '../modules/channels/exchanges.js';
 import { vacuumNotifications } from '../modules/channels/notifications.js';
 import type { Services } from '../services.js';
@@ -8,7 +9,7 @@ import type { Services } from '../services.js';
 /**
  * One sweep: expire PENDING payments whose time is up, purge spent nonces, old sandbox
  * rejection records, old sign-in attempts, dead portal and back-office sessions and channel
- * exchanges past their keeping. Tests call it
+ * exchanges and received bank files' bytes past their keeping. Tests call it
  * directly; `startSweeper` only schedules it.
  */
 export async function sweepOnce(services: Services): Promise<{ expired: number; noncesPurged: number }> {
@@ -23,6 +24,7 @@ export async function sweepOnce(services: Services): Promise<{ expired: number; 
   await services.portal.purge();
   await services.operators.purge();
   await purgeExchanges(services.db, services.now());
+  await purgeReceivedFiles(services.db, services.now());
   return { expired, noncesPurged };
 }
 
@@ -44,6 +46,7 @@ export async function vacuumOnce(services: Services): Promise<Vacuumed[]> {
     () => services.portal.vacuum(),
     () => vacuumNotifications(services.db),
     () => vacuumExchanges(services.db),
+    () => vacuumTables(services.db, ['sepa_inbox']),
   ]) {
     done.push(...(await vacuum()));
   }

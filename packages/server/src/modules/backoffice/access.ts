@@ -100,6 +100,9 @@ export const OPERATOR_ROUTE_ACCESS = {
   'GET /channels/:name/notifications': 'read',
   'GET /channels/:name/files': 'read',
   'GET /channels/:name/files/:msgId/xml': 'files',
+  'GET /channels/:name/received/:file/xml': 'files',
+  'GET /channels/credits': 'read',
+  'GET /channels/batch-bookings': 'read',
   // Webhook events across merchants.
   'GET /events': 'read',
   'POST /events/replay': 'support',

@@ -16,10 +16,10 @@ import { onboardingView } from '../admin/routes.js';
 import type { Audit, AuditContext } from '../audit/service.js';
 import type { Balances } from '../balances/service.js';
 import type { ChannelServices } from '../channels/apply.js';
-import { sentFileXml } from '../channels/bank-files.js';
+import { receivedFileXml, sentFileXml } from '../channels/bank-files.js';
 import { listNotifications } from '../channels/notifications.js';
 import { configuredChannels, syncOrder } from '../channels/polling.js';
-import { listSepaFiles } from '../channels/sepa-sftp/files.js';
+import { listMismatchedBatches, listSepaCredits, listSepaFiles } from '../channels/sepa-sftp/files.js';
 import { isSepaSftp } from '../channels/sepa-sftp/sepa-sftp.js';
 import type { Fees } from '../fees/service.js';
 import type { Ledger } from '../ledger/service.js';
@@ -30,6 +30,7 @@ import { csvRow } from '../portal/csv.js';
 import { dayOf, reconcile, parseSettlement, reconcileReceipts } from '../reconciliation/service.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { OPERATOR_ACCESS, type OperatorRole, OPERATOR_ROLES } from './access.js';
+import { maskValue } from './masking.js';
 import { channelHealth } from './channels.js';
 import { type BackofficeMerchantServices, merchantList, merchantPage } from './merchants.js';
 import {
@@ -81,6 +82,8 @@ const accessKeyParam = z.object({ accessKey: z.string().max(100) });
 const idParam = z.object({ id: z.string().max(64) });
 const channelParam = z.object({ name: z.string().max(100) });
 const fileParam = channelParam.extend({ msgId: z.string().max(64) });
+const receivedParam = channelParam.extend({ file: z.string().min(1).max(255) });
+const bankExceptionsQuery = z.object({ channel: z.string().max(100).optional() });
 const eventParam = z.object({ eventId: z.string().max(64) });
 const operatorInviteBody = z.object({ email: z.string().max(254), role: z.enum(OPERATOR_ROLES) }).strict();
 const merchantCreateBody = z.object({ name: z.string().max(200), publicKey: z.string().max(1000) }).strict();
@@ -520,9 +523,35 @@ function channelRoutes(auth: FastifyInstance, services: BackofficeServices): voi
       notifications: seesDocuments(request) ? records : records.map(({ body: _body, ...rest }) => rest),
     });
   });
+  /** `?channel=`: one sepa-sftp channel's (404 for another kind or none), else every one's. */
+  const fileChannelOf = (request: FastifyRequest) => {
+    const { channel } = parseInput(bankExceptionsQuery, queryOf(request, Object.keys(bankExceptionsQuery.shape)));
+    if (channel === undefined) return undefined;
+    const connector = services.channels.get(channel);
+    if (!connector || !isSepaSftp(connector)) throw new DomainError('NOT_FOUND', 'no such file channel');
+    return connector.name;
+  };
+  // Credit transfers received that matched no payment by bank transfer, across the file channels,
+  // newest first: the reason, amount, reference, booking date and the account booked to; the
+  // payer's account masked to the roles that do not see account numbers whole.
+  auth.get('/channels/credits', async (request) => {
+    const credits = await listSepaCredits(services.db, fileChannelOf(request));
+    const whole = seesDocuments(request);
+    return success({
+      credits: credits.map((credit) => ({
+        ...credit,
+        debtorIban: credit.debtorIban === null || whole ? credit.debtorIban : maskValue(credit.debtorIban),
+      })),
+    });
+  });
+  // Batch bookings that did not match the file they name (nothing applied), across the file
+  // channels, newest first: the file's MsgId and PmtInfId, the count and total booked against the
+  // count and control sum of the file sent.
+  auth.get('/channels/batch-bookings', async (request) => {
+    return success({ batchBookings: await listMismatchedBatches(services.db, fileChannelOf(request)) });
+  });
   // The files a file channel sent (with the bank's group status) and received (applied, or set
-  // aside with the reason). The lists of payments by bank transfer that matched no order and of
-  // mismatched batch bookings go here too once their records exist (channels/bank-files.ts).
+  // aside with the reason).
   auth.get('/channels/:name/files', async (request) => {
     const connector = named(request);
     queryOf(request, []);
@@ -535,6 +564,19 @@ function channelRoutes(auth: FastifyInstance, services: BackofficeServices): voi
     queryOf(request, []);
     const file = await sentFileXml(services.db, name, msgId);
     if (!file) throw new DomainError('NOT_FOUND', 'no such file');
+    return reply
+      .type('application/xml; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${file.name.replace(/[^A-Za-z0-9._-]/g, '_')}"`)
+      .send(file.bytes);
+  });
+  // A file received from the bank (by its name in the download directory), as it was read; its
+  // bytes are kept RECEIVED_FILES_KEPT_MS (then NOT_FOUND, saying so: the record of it stays).
+  auth.get('/channels/:name/received/:file/xml', async (request, reply: FastifyReply) => {
+    const { name, file: fileName } = parseInput(receivedParam, request.params);
+    queryOf(request, []);
+    const file = await receivedFileXml(services.db, name, fileName);
+    if (!file) throw new DomainError('NOT_FOUND', 'no such file');
+    if (!file.bytes) throw new DomainError('NOT_FOUND', 'the file is no longer kept (received files are kept 30 days)');
     return reply
       .type('application/xml; charset=utf-8')
       .header('content-disposition', `attachment; filename="${file.name.replace(/[^A-Za-z0-9._-]/g, '_')}"`)

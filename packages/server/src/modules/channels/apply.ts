@@ -34,23 +34,27 @@ export interface ChannelPayments extends ChannelOrders {
   /** An open payment of `channel` by the channel's id of it. */
   openByChannelTradeNo(channel: string, channelTradeNo: string): Promise<string | undefined>;
   /**
-   * A credit transfer received for a payment by bank transfer (kind sepa-sftp), inside `tx` (the
-   * bank file's transaction): settles the first payment of `orderNos` it is for, or says why not.
+   * The credit transfers received for payments by bank transfer (kind sepa-sftp) of one bank
+   * file, in its order, inside `tx` (the file's transaction): each settles the first payment of
+   * its `orderNos` it is for, or the answer says why not (a payment an earlier credit settled is
+   * final for the later ones); one outcome per credit, in order.
    */
-  settleBankCredit(
+  settleBankCredits(
     tx: Queryable,
     channel: string,
-    credit: {
+    credits: readonly {
       readonly orderNos: readonly string[];
       readonly amountMinor: bigint;
       readonly currency: string;
       readonly channelTradeNo?: string | undefined;
       readonly payerName?: string | undefined;
-    },
-  ): Promise<{
-    readonly outcome: 'matched' | 'unknown_reference' | 'other_amount' | 'payment_final' | 'expired';
-    readonly orderNo?: string;
-  }>;
+    }[],
+  ): Promise<
+    readonly {
+      readonly outcome: 'matched' | 'unknown_reference' | 'other_amount' | 'payment_final' | 'expired';
+      readonly orderNo?: string;
+    }[]
+  >;
 }
 
 /** What the channels layer asks of the payouts service besides ChannelOrders. */

@@ -3,11 +3,11 @@
  * a payout travelled in and what the bank's files said of it, the orders of a file (found by its
  * MsgId), and a sent file's exact XML. Reads over the channels module's tables, beside the kind's
  * own folder (sepa-sftp/ writes them; this file only reads).
- *
- * The lists of a file channel that the back office will show next (payments by bank transfer
- * that matched no order: unmatched credits; batch bookings whose count or total differ from the
- * file's) are to be read here too, once their records exist.
+ * A received file's bytes too (kept RECEIVED_FILES_KEPT_MS, compressed); the unmatched credits
+ * and mismatched batch bookings are read by sepa-sftp/files.ts.
  */
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import type { Db, Queryable } from '../../db/db.js';
 import { formatAmount } from '../../money.js';
 
@@ -96,6 +96,39 @@ export async function sentFileXml(
   );
   const row = rows.rows[0];
   return row && { name: row.name, bytes: Buffer.from(row.bytes) };
+}
+
+const gunzipped = promisify(gunzip);
+
+/** How long a received bank file's bytes are kept (the sweeper clears older ones; the record stays). */
+export const RECEIVED_FILES_KEPT_MS = 30 * 86_400_000;
+
+/**
+ * A file received from the bank, by its name in the channel's download directory, as it was read:
+ * its bytes (undefined for `bytes` once past RECEIVED_FILES_KEPT_MS, or read before they were kept),
+ * or undefined when the channel never read such a file.
+ */
+export async function receivedFileXml(
+  db: Pick<Db, 'query'>,
+  channel: string,
+  name: string,
+): Promise<{ name: string; bytes: Buffer | undefined } | undefined> {
+  const rows = await db.query<{ name: string; bytes_gzip: Uint8Array | null }>(
+    'SELECT name, bytes_gzip FROM sepa_inbox WHERE channel = $1 AND name = $2',
+    [channel, name],
+  );
+  const row = rows.rows[0];
+  if (!row) return undefined;
+  return { name: row.name, bytes: row.bytes_gzip === null ? undefined : await gunzipped(row.bytes_gzip) };
+}
+
+/** Clears the bytes of received bank files older than RECEIVED_FILES_KEPT_MS (the sweeper); answers how many. */
+export async function purgeReceivedFiles(db: Queryable, now: number): Promise<number> {
+  const purged = await db.query(
+    'UPDATE sepa_inbox SET bytes_gzip = NULL WHERE bytes_gzip IS NOT NULL AND received_at < $1',
+    [new Date(now - RECEIVED_FILES_KEPT_MS)],
+  );
+  return purged.rowCount;
 }
 
 /** Files read from the bank and set aside (not parsed, or neither pain.002 nor camt), with why. */

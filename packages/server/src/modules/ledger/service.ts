@@ -364,6 +364,36 @@ export class Ledger {
     });
   }
 
+  /**
+   * Many payments SUCCEEDED at once (a bank file's credits): each one's credit as `creditPayment`
+   * posts it, posted together (`postMany`), each merchant's fee plan read once.
+   */
+  async creditPayments(tx: Queryable, payments: readonly PaymentPosting[], at: Date): Promise<void> {
+    const schedules = new Map<bigint, FeeSchedule>();
+    const postings: Posting[] = [];
+    for (const payment of payments) {
+      let schedule = schedules.get(payment.merchant_id);
+      if (schedule === undefined) {
+        schedule = await this.feeSchedule(tx, payment.merchant_id);
+        schedules.set(payment.merchant_id, schedule);
+      }
+      const paid = payment.paid_amount_minor ?? payment.amount_minor;
+      const fee = paymentFee(schedule, payment.currency, payment.method, paid);
+      postings.push({
+        reference: `payment:${payment.order_no}:succeeded`,
+        kind: 'payment',
+        orderNo: payment.order_no,
+        currency: payment.currency,
+        legs: [
+          debit(platformAccount('channel_clearing'), paid),
+          credit(merchantAccount(payment.merchant_id, 'available'), paid - fee),
+          credit(platformAccount('fee_revenue'), fee),
+        ],
+      });
+    }
+    await this.postMany(tx, postings, at);
+  }
+
   /** A payout was created: amount + fee move from the merchant's available balance to reserved. */
   reservePayout(tx: Queryable, payout: PayoutPosting, at: Date): Promise<PostResult> {
     const total = payout.amount_minor + payout.fee_minor;

@@ -39,13 +39,14 @@ import { type OrderRef, parseInput, returnUrl, webhookUrl } from '../../validati
 import { currencyInfo, scaleOf } from '../../catalog.js';
 import { ChannelUnavailable, type Connector, type PayerAction } from '../channels/connector.js';
 import { type ChannelRegistry, storedChannel } from '../channels/registry.js';
-import type { NewEvent } from '../webhooks/outbox.js';
+import { type NewEvent, writeEvents } from '../webhooks/outbox.js';
 import { PAYMENT_STATES } from '../orders/states.js';
 import {
   applyMove,
   type Decide,
   type Move,
   orderEvent,
+  recordTransitions,
   stay,
   transition,
   type TransitionCause,
@@ -101,6 +102,8 @@ export function payerOf(row: Pick<PaymentRow, 'payer_name' | 'payer_document'>):
 export interface PaymentHooks {
   /** The payment just became SUCCEEDED: credit the merchant (the ledger). */
   readonly onSucceeded?: (tx: Queryable, payment: PaymentRow) => Promise<void>;
+  /** Many payments just became SUCCEEDED together (a bank file's credits): as `onSucceeded` for each. */
+  readonly onSucceededMany?: (tx: Queryable, payments: readonly PaymentRow[], at: Date) => Promise<void>;
 }
 
 export type CreatePaymentInput = z.output<ReturnType<typeof createPaymentRequest>>;
@@ -677,53 +680,95 @@ export class Payments {
   }
 
   /**
-   * A credit transfer a bank file brings for a payment by bank transfer (kind sepa-sftp), inside
-   * the file's transaction `tx`: the first of `orderNos` (the payments its creditor references
-   * name) that is a payment of `channel`, locked; SUCCEEDED, with `paidAmount` the credit's
-   * amount, `channelTradeNo` the bank's reference and the payer's name, when it is PENDING, not
-   * past its expiry, and the credit is its amount in its currency. Otherwise nothing changes and
-   * the answer says why (decisions.md: the credit is then kept for the operator).
+   * The credit transfers a bank file brings for payments by bank transfer (kind sepa-sftp), inside
+   * the file's transaction `tx`, in the file's order, together: for each, the first of `orderNos`
+   * (the payments its creditor references name) that is a payment of `channel`; SUCCEEDED, with
+   * `paidAmount` the credit's amount, `channelTradeNo` the bank's reference and the payer's name,
+   * when it is PENDING (a payment an earlier credit of the list settled is final), not past its
+   * expiry, and the credit is its amount in its currency. Otherwise nothing changes and the answer
+   * says why (decisions.md: the credit is then kept for the operator). Every row is locked in one
+   * statement (in id order); the moves are written in one UPDATE, their transitions, ledger
+   * credits and events together. Answers each credit's outcome, in order.
    */
-  async settleBankCredit(
+  async settleBankCredits(
     tx: Queryable,
     channel: string,
-    credit: {
+    credits: readonly {
       readonly orderNos: readonly string[];
       readonly amountMinor: bigint;
       readonly currency: string;
       readonly channelTradeNo?: string | undefined;
       readonly payerName?: string | undefined;
-    },
-  ): Promise<{
-    readonly outcome: 'matched' | 'unknown_reference' | 'other_amount' | 'payment_final' | 'expired';
-    readonly orderNo?: string;
-  }> {
+    }[],
+  ): Promise<
+    {
+      readonly outcome: 'matched' | 'unknown_reference' | 'other_amount' | 'payment_final' | 'expired';
+      readonly orderNo?: string;
+    }[]
+  > {
+    if (credits.length === 0) return [];
     const found = await tx.query<PaymentRow>(
       `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_no = ANY($1::text[]) AND channel = $2 ORDER BY id FOR UPDATE`,
-      [[...credit.orderNos], channel],
+      [[...new Set(credits.flatMap((credit) => credit.orderNos))], channel],
     );
     const byOrder = new Map(found.rows.map((row) => [row.order_no, row]));
-    const row = credit.orderNos.map((orderNo) => byOrder.get(orderNo)).find((candidate) => candidate !== undefined);
-    if (!row) return { outcome: 'unknown_reference' };
-    const orderNo = row.order_no;
-    if (row.status !== 'PENDING') return { outcome: 'payment_final', orderNo };
-    if (row.expires_at.getTime() <= this.now()) return { outcome: 'expired', orderNo };
-    if (credit.currency !== row.currency || credit.amountMinor !== row.amount_minor) {
-      return { outcome: 'other_amount', orderNo };
-    }
-    const name = credit.payerName?.trim();
-    await applyMove(
-      tx,
-      PAYMENT_STATES,
-      row,
-      this.move(row, 'SUCCEEDED', 'bank_file', () => ({
-        paid_amount_minor: credit.amountMinor,
-        channel_trade_no: credit.channelTradeNo ?? row.channel_trade_no ?? channelTradeNo(),
-        ...(name ? { payer_name: name.slice(0, 200) } : {}),
-      })),
-      new Date(this.now()),
+    const now = new Date(this.now());
+    const settled = new Set<string>();
+    const moves: { row: PaymentRow; paid: bigint; channelTradeNo: string; payerName: string | null }[] = [];
+    const outcomes = credits.map((credit) => {
+      const row = credit.orderNos.map((orderNo) => byOrder.get(orderNo)).find((candidate) => candidate !== undefined);
+      if (!row) return { outcome: 'unknown_reference' as const };
+      const orderNo = row.order_no;
+      if (row.status !== 'PENDING' || settled.has(orderNo)) return { outcome: 'payment_final' as const, orderNo };
+      if (row.expires_at.getTime() <= now.getTime()) return { outcome: 'expired' as const, orderNo };
+      if (credit.currency !== row.currency || credit.amountMinor !== row.amount_minor) {
+        return { outcome: 'other_amount' as const, orderNo };
+      }
+      if (!PAYMENT_STATES.moves[row.status].includes('SUCCEEDED'))
+        return { outcome: 'payment_final' as const, orderNo };
+      settled.add(orderNo);
+      const name = credit.payerName?.trim();
+      moves.push({
+        row,
+        paid: credit.amountMinor,
+        channelTradeNo: credit.channelTradeNo ?? row.channel_trade_no ?? channelTradeNo(),
+        payerName: name ? name.slice(0, 200) : row.payer_name,
+      });
+      return { outcome: 'matched' as const, orderNo };
+    });
+    if (moves.length === 0) return outcomes;
+    const updated = await tx.query<PaymentRow>(
+      `UPDATE payments p SET status = 'SUCCEEDED', paid_amount_minor = t.paid, channel_trade_no = t.channel_trade_no,
+              payer_name = t.payer_name, updated_at = $5, finalized_at = $5
+         FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS t(id, paid, channel_trade_no, payer_name)
+        WHERE p.id = t.id
+        RETURNING ${PAYMENT_COLUMNS.split(',')
+          .map((column) => `p.${column.trim()}`)
+          .join(', ')}`,
+      [
+        moves.map((move) => move.row.id.toString()),
+        moves.map((move) => move.paid.toString()),
+        moves.map((move) => move.channelTradeNo),
+        moves.map((move) => move.payerName),
+        now,
+      ],
     );
-    return { outcome: 'matched', orderNo };
+    await recordTransitions(
+      tx,
+      moves.map((move) => ({
+        orderType: 'PAYMENT' as const,
+        orderNo: move.row.order_no,
+        merchantId: move.row.merchant_id,
+        from: move.row.status,
+        to: 'SUCCEEDED',
+        cause: 'bank_file' as const,
+      })),
+      now,
+    );
+    if (this.hooks.onSucceededMany) await this.hooks.onSucceededMany(tx, updated.rows, now);
+    else for (const row of updated.rows) await this.hooks.onSucceeded?.(tx, row);
+    await writeEvents(tx, updated.rows.map(paymentEvent), now);
+    return outcomes;
   }
 
   /** A state change of one payment through the shared helper: its row locked, the move checked against PAYMENT_STATES. */

@@ -245,6 +245,8 @@ export interface ReceivedCredit {
   /** The bank's reference of the booking (`AcctSvcrRef`). */
   readonly accountServicerRef: string | null;
   readonly bookingDate: string | null;
+  /** The channel's account it was booked to (the file's `Acct/Id/IBAN`); null for credits read before it was kept. */
+  readonly accountIban: string | null;
   /** The bank file that brought it first. */
   readonly file: string;
   readonly receivedAt: number;
@@ -274,12 +276,13 @@ export async function listSepaCredits(
     debtor_iban: string | null;
     account_servicer_ref: string | null;
     booking_date: Date | string | null;
+    account_iban: string | null;
     file: string;
     received_at: Date;
   }>(
     `SELECT c.id, c.channel, c.state, c.reason, c.order_no, c.amount_minor, c.currency, c.reference, c.remittance,
-            c.debtor_name, c.debtor_iban, c.account_servicer_ref, c.booking_date::text AS booking_date, i.name AS file,
-            c.received_at
+            c.debtor_name, c.debtor_iban, c.account_servicer_ref, c.booking_date::text AS booking_date, c.account_iban,
+            i.name AS file, c.received_at
        FROM sepa_credits c JOIN sepa_inbox i ON i.id = c.inbox_id
       WHERE ($1::text IS NULL OR c.channel = $1) AND ($2 OR c.state = 'unmatched')
       ORDER BY c.id DESC LIMIT $3`,
@@ -299,6 +302,85 @@ export async function listSepaCredits(
     debtorIban: row.debtor_iban,
     accountServicerRef: row.account_servicer_ref,
     bookingDate: row.booking_date === null ? null : String(row.booking_date).slice(0, 10),
+    accountIban: row.account_iban,
+    file: row.file,
+    receivedAt: row.received_at.getTime(),
+  }));
+}
+
+/** A batch booking that did not match the file it names, with what was expected and what was booked. */
+export interface MismatchedBatch {
+  readonly id: string;
+  readonly channel: string;
+  /** The file and block the booking named (`Btch/MsgId`, `Btch/PmtInfId`). */
+  readonly msgId: string | null;
+  readonly pmtInfId: string | null;
+  /** Why it was not applied (nothing changed). */
+  readonly reason: string | null;
+  /** What the bank booked: its `NbOfTxs` and the entry's amount (EUR). */
+  readonly booked: { readonly transactions: number | null; readonly total: string };
+  /** The file sent that it was compared with (by MsgId, else PmtInfId): its payouts and control sum; null when it named none. */
+  readonly expected: {
+    readonly msgId: string;
+    readonly pmtInfId: string;
+    readonly transactions: number;
+    readonly total: string;
+  } | null;
+  /** The bank file it came in. */
+  readonly file: string;
+  readonly receivedAt: number;
+}
+
+/**
+ * The newest `limit` batch bookings that did not match their file, across the sepa-sftp channels
+ * (one channel's when `channel` is given), newest first: what the back office resolves.
+ */
+export async function listMismatchedBatches(
+  db: Pick<Db, 'query'>,
+  channel: string | undefined,
+  limit = 100,
+): Promise<MismatchedBatch[]> {
+  const result = await db.query<{
+    id: bigint;
+    channel: string;
+    msg_id: string | null;
+    pmt_inf_id: string | null;
+    reason: string | null;
+    transactions: number | null;
+    amount_minor: bigint;
+    file: string;
+    received_at: Date;
+    file_msg_id: string | null;
+    file_pmt_inf_id: string | null;
+    file_transactions: number | null;
+    file_ctrl_sum_minor: bigint | null;
+  }>(
+    `SELECT b.id, b.channel, b.msg_id, b.pmt_inf_id, b.reason, b.transactions, b.amount_minor, i.name AS file,
+            b.received_at, f.msg_id AS file_msg_id, f.pmt_inf_id AS file_pmt_inf_id, f.transactions AS file_transactions,
+            f.ctrl_sum_minor AS file_ctrl_sum_minor
+       FROM sepa_batch_bookings b JOIN sepa_inbox i ON i.id = b.inbox_id
+       LEFT JOIN sepa_files f ON f.id = COALESCE(b.file_id,
+         (SELECT id FROM sepa_files g WHERE g.channel = b.channel AND g.msg_id = b.msg_id))
+      WHERE b.state = 'mismatch' AND ($1::text IS NULL OR b.channel = $1)
+      ORDER BY b.id DESC LIMIT $2`,
+    [channel ?? null, limit],
+  );
+  return result.rows.map((row) => ({
+    id: String(row.id),
+    channel: row.channel,
+    msgId: row.msg_id,
+    pmtInfId: row.pmt_inf_id,
+    reason: row.reason,
+    booked: { transactions: row.transactions, total: formatAmount(BigInt(row.amount_minor), 2) },
+    expected:
+      row.file_msg_id === null
+        ? null
+        : {
+            msgId: row.file_msg_id,
+            pmtInfId: row.file_pmt_inf_id ?? row.file_msg_id,
+            transactions: Number(row.file_transactions),
+            total: formatAmount(BigInt(row.file_ctrl_sum_minor ?? 0n), 2),
+          },
     file: row.file,
     receivedAt: row.received_at.getTime(),
   }));

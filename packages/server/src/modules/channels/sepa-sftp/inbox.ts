@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import {
   type BankFile,
   type CamtEntry,
@@ -14,6 +16,8 @@ import { applyUpdate, type ApplyOutcome, type ChannelServices } from '../apply.j
 import type { ChannelStatus } from '../connector.js';
 import type { FileStepOptions } from './outbox.js';
 import { type SepaSftpConnector, transferOrderOf } from './sepa-sftp.js';
+
+const gzipped = promisify(gzip);
 
 /** The largest bank file read (a day's camt.053 of a very busy account is a few MB). */
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -136,13 +140,27 @@ export async function applyFile(
   bytes: Buffer,
   options: FileStepOptions,
 ): Promise<FileOutcome> {
+  // The bytes are kept as received (compressed in libuv's threads, while the file is read here).
+  const compressed = gzipped(bytes);
+  compressed.catch(() => {});
   const parsed = readBankFile(bytes);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const record = (tx: Queryable, state: 'applied' | 'set_aside', message: string | null, reason: string | null) =>
+  const record = async (tx: Queryable, state: 'applied' | 'set_aside', message: string | null, reason: string | null) =>
     tx.query<{ id: bigint }>(
-      `INSERT INTO sepa_inbox (channel, name, size, sha256, message, state, reason, received_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (channel, name) DO NOTHING RETURNING id`,
-      [connector.name, name, bytes.length, sha256, message, state, reason, new Date(services.now())],
+      `INSERT INTO sepa_inbox (channel, name, size, sha256, message, state, reason, received_at, msg_id, bytes_gzip)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (channel, name) DO NOTHING RETURNING id`,
+      [
+        connector.name,
+        name,
+        bytes.length,
+        sha256,
+        message,
+        state,
+        reason,
+        new Date(services.now()),
+        parsed.ok ? parsed.file.msgId.slice(0, 100) : null,
+        await compressed,
+      ],
     );
   const setAside = async (reason: string): Promise<FileOutcome> => {
     const inserted = await record(
@@ -183,6 +201,22 @@ interface StatusRow {
   readonly reason: string | null;
 }
 
+/** A credit transfer read from a file, before it is remembered and matched. */
+interface ReceivedCreditRow {
+  readonly key: string;
+  readonly amount: string | undefined;
+  readonly minor: bigint | undefined;
+  readonly currency: string;
+  readonly accountServicerRef: string | undefined;
+  /** The creditor references it carries: structured ones first, then any within the text. */
+  readonly candidates: readonly string[];
+  readonly remittance: string | null;
+  readonly debtorName: string | undefined;
+  readonly debtorIban: string | undefined;
+  readonly bookingDate: string | undefined;
+  readonly accountIban: string | undefined;
+}
+
 /** The key a booked entry (or one transaction of it) is remembered by: the bank's reference, or a digest. */
 function entryKey(entry: CamtEntry, transaction: CamtTransaction | undefined, index: number): string {
   const reference =
@@ -208,6 +242,8 @@ class FileApplier {
    */
   private readonly pending = new Map<string, { member: Member; status: 'SUCCEEDED' | 'FAILED' }>();
   private readonly statuses: StatusRow[] = [];
+  /** The credit transfers a file brought, in its order, applied together at its end (`applyCredits`). */
+  private readonly received: ReceivedCreditRow[] = [];
   readonly tally: FileTally = {
     outcomes: {},
     statuses: {},
@@ -356,7 +392,7 @@ class FileApplier {
       if (entry.status !== 'BOOK') continue;
       const code = entry.bankTransactionCode;
       if (entry.creditDebit === 'CRDT' && code?.domain === 'PMNT' && code.family === 'RCDT') {
-        await this.credits(entry);
+        this.credits(entry);
         continue;
       }
       const isReturn =
@@ -407,6 +443,7 @@ class FileApplier {
         await this.apply(member, 'REFUNDED', eventId, refundNo);
       }
     }
+    await this.applyCredits();
   }
 
   /**
@@ -439,6 +476,8 @@ class FileApplier {
     const bookingId = remembered.rows[0]?.id;
     if (bookingId === undefined) return; // seen before
     const files: { id: bigint; msg_id: string }[] = [];
+    /** The file the booking is compared with for the operator (the first batch's that names one). */
+    let compared: bigint | undefined;
     let reason: string | undefined;
     let sum = 0n;
     for (const batch of batches) {
@@ -461,6 +500,7 @@ class FileApplier {
           : batches.length === 1
             ? entryMinor
             : undefined;
+      compared ??= file?.id;
       if (!file)
         reason = `the batch names no file of this channel (MsgId ${batch.msgId ?? '-'}, PmtInfId ${batch.paymentInformationId ?? '-'})`;
       else if (
@@ -485,7 +525,7 @@ class FileApplier {
       await this.tx.query(`UPDATE sepa_batch_bookings SET reason = $2, file_id = $3 WHERE id = $1`, [
         bookingId,
         reason.slice(0, 1_000),
-        files[0]?.id ?? null,
+        compared ?? null,
       ]);
       this.tally.batches.mismatch++;
       this.log.warn(
@@ -519,74 +559,124 @@ class FileApplier {
    * SUCCEEDED with the credit's amount, AcctSvcrRef and payer name. Anything else is an
    * unmatched credit, kept with its reason, logged and counted.
    */
-  private async credits(entry: CamtEntry): Promise<void> {
+  private credits(entry: CamtEntry): void {
     const transactions: readonly (CamtTransaction | undefined)[] =
       entry.transactions.length > 0 ? entry.transactions : [undefined];
     for (const [index, transaction] of transactions.entries()) {
       const amount = transaction?.amount ?? (transactions.length === 1 ? entry.amount : undefined);
-      const currency = transaction?.currency ?? entry.currency;
-      const minor = amount === undefined ? undefined : parseAmount(amount, 2);
-      const accountServicerRef =
-        transaction?.accountServicerRef ?? (transactions.length === 1 ? entry.accountServicerRef : undefined);
       const structured = (transaction?.creditorReferences ?? []).flatMap((ref) => {
         const normalized = normalizeCreditorReference(ref);
         return normalized === undefined ? [] : [normalized];
       });
       const unstructured = transaction?.unstructuredRemittance ?? [];
-      const candidates = [...structured, ...findCreditorReferences(unstructured.join(' '))];
-      const remembered = await this.tx.query<{ id: bigint }>(
-        `INSERT INTO sepa_credits (channel, entry_key, account_servicer_ref, amount_minor, currency, remittance,
-                                   debtor_name, debtor_iban, booking_date, state, inbox_id, received_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'unmatched', $10, $11)
-         ON CONFLICT (channel, entry_key) DO NOTHING RETURNING id`,
-        [
-          this.connector.name,
-          entryKey(entry, transaction, index),
-          accountServicerRef ?? null,
-          minor ?? 0n,
-          currency,
-          [...(transaction?.creditorReferences ?? []), ...unstructured].join(' / ').slice(0, 500) || null,
-          transaction?.debtor?.name ?? null,
-          transaction?.debtor?.iban ?? null,
-          entry.bookingDate ?? null,
-          this.inboxId,
-          new Date(this.services.now()),
-        ],
-      );
-      const creditId = remembered.rows[0]?.id;
-      if (creditId === undefined) continue; // seen before, in this file or another
+      this.received.push({
+        key: entryKey(entry, transaction, index),
+        amount,
+        minor: amount === undefined ? undefined : parseAmount(amount, 2),
+        currency: transaction?.currency ?? entry.currency,
+        accountServicerRef:
+          transaction?.accountServicerRef ?? (transactions.length === 1 ? entry.accountServicerRef : undefined),
+        candidates: [...structured, ...findCreditorReferences(unstructured.join(' '))],
+        remittance: [...(transaction?.creditorReferences ?? []), ...unstructured].join(' / ').slice(0, 500) || null,
+        debtorName: transaction?.debtor?.name,
+        debtorIban: transaction?.debtor?.iban,
+        bookingDate: entry.bookingDate,
+        accountIban: entry.accountIban,
+      });
+    }
+  }
+
+  /**
+   * The credits a file brought, applied together in its order: remembered in one statement (those
+   * seen before, in this file or another, go no further), the payments they name settled in one
+   * call (`settleBankCredits`: one lock, one UPDATE, the ledger credits and events together), and
+   * each one's outcome written in one statement.
+   */
+  private async applyCredits(): Promise<void> {
+    if (this.received.length === 0) return;
+    const received = this.received.splice(0);
+    const now = new Date(this.services.now());
+    const remembered = await this.tx.query<{ id: bigint; entry_key: string }>(
+      `INSERT INTO sepa_credits (channel, entry_key, account_servicer_ref, amount_minor, currency, remittance,
+                                 debtor_name, debtor_iban, booking_date, state, inbox_id, received_at, account_iban)
+       SELECT $1, t.entry_key, t.account_servicer_ref, t.amount_minor, t.currency, t.remittance, t.debtor_name,
+              t.debtor_iban, t.booking_date::date, 'unmatched', $10, $11, t.account_iban
+         FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                     $12::text[]) WITH ORDINALITY
+              AS t(entry_key, account_servicer_ref, amount_minor, currency, remittance, debtor_name, debtor_iban,
+                   booking_date, account_iban, n)
+        ORDER BY t.n
+       ON CONFLICT (channel, entry_key) DO NOTHING RETURNING id, entry_key`,
+      [
+        this.connector.name,
+        received.map((c) => c.key),
+        received.map((c) => c.accountServicerRef ?? null),
+        received.map((c) => (c.minor ?? 0n).toString()),
+        received.map((c) => c.currency),
+        received.map((c) => c.remittance),
+        received.map((c) => c.debtorName ?? null),
+        received.map((c) => c.debtorIban ?? null),
+        received.map((c) => c.bookingDate ?? null),
+        this.inboxId,
+        now,
+        received.map((c) => c.accountIban ?? null),
+      ],
+    );
+    const ids = new Map(remembered.rows.map((row) => [row.entry_key, row.id]));
+    // Seen before (in this file or another): nothing more. The first of a key in the file is the one kept.
+    const fresh = received.flatMap((credit) => {
+      const id = ids.get(credit.key);
+      if (id === undefined) return [];
+      ids.delete(credit.key);
       // The references this platform issued: RF, check digits and a payment's order number digits.
-      const ours = candidates.flatMap((reference) => {
+      const ours = credit.candidates.flatMap((reference) => {
         const orderNo = transferOrderOf(reference);
         return orderNo === undefined ? [] : [{ reference, orderNo }];
       });
-      let reason: UnmatchedReason | undefined;
-      let named = ours[0];
-      if (candidates.length === 0) reason = 'no_reference';
-      else if (ours.length === 0 || minor === undefined)
-        reason = ours.length === 0 ? 'unknown_reference' : 'other_amount';
-      else {
-        const settled = await this.services.payments.settleBankCredit(this.tx, this.connector.name, {
-          orderNos: ours.map((ref) => ref.orderNo),
-          amountMinor: minor,
-          currency,
-          channelTradeNo: accountServicerRef,
-          payerName: transaction?.debtor?.name,
-        });
-        if (settled.outcome !== 'matched') reason = settled.outcome;
-        named = ours.find((ref) => ref.orderNo === settled.orderNo) ?? named;
-        if (settled.outcome === 'matched') this.tally.outcomes.applied = (this.tally.outcomes.applied ?? 0) + 1;
-      }
-      await this.tx.query(
-        `UPDATE sepa_credits SET state = $2, reason = $3, reference = $4, order_no = $5 WHERE id = $1`,
-        [
-          creditId,
-          reason === undefined ? 'matched' : 'unmatched',
-          reason ?? null,
-          named?.reference ?? candidates[0] ?? null,
-          reason === 'unknown_reference' || reason === 'no_reference' ? null : (named?.orderNo ?? null),
-        ],
-      );
+      const reason: UnmatchedReason | undefined =
+        credit.candidates.length === 0
+          ? 'no_reference'
+          : ours.length === 0
+            ? 'unknown_reference'
+            : credit.minor === undefined
+              ? 'other_amount'
+              : undefined;
+      return [{ credit, id, ours, reason: reason as UnmatchedReason | undefined, named: ours[0] }];
+    });
+    const settling = fresh.filter((item) => item.reason === undefined);
+    const settled = await this.services.payments.settleBankCredits(
+      this.tx,
+      this.connector.name,
+      settling.map(({ credit, ours }) => ({
+        orderNos: ours.map((ref) => ref.orderNo),
+        amountMinor: credit.minor ?? 0n,
+        currency: credit.currency,
+        channelTradeNo: credit.accountServicerRef,
+        payerName: credit.debtorName,
+      })),
+    );
+    for (const [i, item] of settling.entries()) {
+      const outcome = settled[i];
+      if (!outcome) continue;
+      if (outcome.outcome !== 'matched') item.reason = outcome.outcome;
+      item.named = item.ours.find((ref) => ref.orderNo === outcome.orderNo) ?? item.named;
+      if (outcome.outcome === 'matched') this.tally.outcomes.applied = (this.tally.outcomes.applied ?? 0) + 1;
+    }
+    await this.tx.query(
+      `UPDATE sepa_credits c SET state = t.state, reason = t.reason, reference = t.reference, order_no = t.order_no
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(id, state, reason, reference, order_no)
+        WHERE c.id = t.id`,
+      [
+        fresh.map((item) => item.id.toString()),
+        fresh.map((item) => (item.reason === undefined ? 'matched' : 'unmatched')),
+        fresh.map((item) => item.reason ?? null),
+        fresh.map((item) => item.named?.reference ?? item.credit.candidates[0] ?? null),
+        fresh.map((item) =>
+          item.reason === 'unknown_reference' || item.reason === 'no_reference' ? null : (item.named?.orderNo ?? null),
+        ),
+      ],
+    );
+    for (const { credit, reason, named } of fresh) {
       if (reason === undefined) {
         this.tally.credits.matched++;
         continue;
@@ -596,10 +686,10 @@ class FileApplier {
         {
           channel: this.connector.name,
           reason,
-          amount,
-          reference: named?.reference ?? candidates[0],
+          amount: credit.amount,
+          reference: named?.reference ?? credit.candidates[0],
           orderNo: named?.orderNo,
-          accountServicerRef,
+          accountServicerRef: credit.accountServicerRef,
         },
         'sepa credit received matches no open payment: kept as an unmatched credit; see to it',
       );
