@@ -179,7 +179,7 @@ describe(
       await capture('15-channels-sepa');
     });
 
-    it('shows the unmatched credit with its reason, amount, reference, booking date and account; no batch booking', async () => {
+    it('shows the unmatched credit (reason, amount, reference, booking date, account), no batch booking, and the XML of a file received', async () => {
       const credits = page.getByRole('region', { name: 'Unmatched credits' });
       const row = credits.getByRole('region', { name: 'Unmatched credit transfers' }).getByRole('row', {
         name: /RF18539007547034/,
@@ -193,6 +193,11 @@ describe(
       const batches = page.getByRole('region', { name: 'Batch bookings that did not match' });
       await batches.getByText('None: every batch booking matched the file it named.').waitFor();
       assert.deepEqual(await axeViolations(page), [], 'the bank exceptions: axe at 1280 px');
+      const received = page.getByRole('region', { name: 'Files received from bank' });
+      const download = page.waitForEvent('download');
+      await received.getByRole('link', { name: 'Download the XML received as camt-return.xml' }).click();
+      const xml = readFileSync((await (await download).path()) as string, 'utf8');
+      assert.match(xml, /<MsgId>CN-PAGE-1<\/MsgId>/, 'the file as the bank wrote it');
     });
 
     it("the payout's story: the bank file, the bank's return, every move with its cause", async () => {

@@ -300,7 +300,10 @@ function BankFiles({ channel }: { channel: string }) {
           {data.received.length === 0 ? (
             <p className="muted">No file received yet.</p>
           ) : (
-            <DataTable label={`Files received from ${channel}`} columns={['File', 'Message', 'State', 'Received']}>
+            <DataTable
+              label={`Files received from ${channel}`}
+              columns={['File', 'Message', 'State', 'Received', 'XML']}
+            >
               {data.received.map((f) => (
                 <tr key={`${f.name}-${f.receivedAt}`}>
                   <td className="mono">{f.name}</td>
@@ -311,6 +314,21 @@ function BankFiles({ channel }: { channel: string }) {
                   </td>
                   <td>
                     <Time ms={f.receivedAt} />
+                  </td>
+                  <td>
+                    {canDownload ? (
+                      <a
+                        href={downloadUrl(
+                          `/channels/${encodeURIComponent(channel)}/received/${encodeURIComponent(f.name)}/xml`,
+                        )}
+                        download
+                        aria-label={`Download the XML received as ${f.name}`}
+                      >
+                        Download
+                      </a>
+                    ) : (
+                      '—'
+                    )}
                   </td>
                 </tr>
               ))}
