@@ -3,7 +3,8 @@
  * channel through Debian's OpenSSH (as the server's story suite runs it), a payout sent in a bank
  * file and returned by the bank, a file the bank wrote that does not parse set aside with its
  * reason; the page shows the channel's health, its files with their state, the file set aside,
- * and each sent file's XML to download; the order's story shows the bank file and the bank's
+ * and each sent file's XML to download, the credit transfer that matched no payment (and no
+ * mismatched batch booking, in words); the order's story shows the bank file and the bank's
  * status. Screenshots at 1280 and 375 px, axe on both.
  */
 import assert from 'node:assert/strict';
@@ -114,6 +115,23 @@ describe(
                 { endToEndId: orderNo, accountServicerRef: 'RET-PAGE-1', amount: '45.00', returnReason: 'AC04' },
               ],
             },
+            {
+              // A credit transfer whose creditor reference names no payment: kept as unmatched.
+              status: 'BOOK',
+              creditDebit: 'CRDT',
+              amount: '20.00',
+              currency: 'EUR',
+              bookingDate: '2026-12-01',
+              bankTransactionCode: { domain: 'PMNT', family: 'RCDT', subFamily: 'ESCT' },
+              transactions: [
+                {
+                  accountServicerRef: 'CRD-PAGE-1',
+                  amount: '20.00',
+                  creditorReferences: ['RF18539007547034'],
+                  debtor: { name: 'Ana Souza', iban: 'NL91ABNA0417164300' },
+                },
+              ],
+            },
           ],
         }),
       );
@@ -159,6 +177,27 @@ describe(
       const xml = readFileSync((await file.path()) as string, 'utf8');
       assert.match(xml, new RegExp(`<MsgId>${msgId}</MsgId>`));
       await capture('15-channels-sepa');
+    });
+
+    it('shows the unmatched credit (reason, amount, reference, booking date, account), no batch booking, and the XML of a file received', async () => {
+      const credits = page.getByRole('region', { name: 'Unmatched credits' });
+      const row = credits.getByRole('region', { name: 'Unmatched credit transfers' }).getByRole('row', {
+        name: /RF18539007547034/,
+      });
+      await row.waitFor();
+      const text = (await row.textContent()) ?? '';
+      assert.match(text, /unknown reference/);
+      assert.match(text, /20\.00/);
+      assert.match(text, /2026-12-01/);
+      assert.match(text, /DE89370400440532013000/, "the channel's account it was booked to");
+      const batches = page.getByRole('region', { name: 'Batch bookings that did not match' });
+      await batches.getByText('None: every batch booking matched the file it named.').waitFor();
+      assert.deepEqual(await axeViolations(page), [], 'the bank exceptions: axe at 1280 px');
+      const received = page.getByRole('region', { name: 'Files received from bank' });
+      const download = page.waitForEvent('download');
+      await received.getByRole('link', { name: 'Download the XML received as camt-return.xml' }).click();
+      const xml = readFileSync((await (await download).path()) as string, 'utf8');
+      assert.match(xml, /<MsgId>CN-PAGE-1<\/MsgId>/, 'the file as the bank wrote it');
     });
 
     it("the payout's story: the bank file, the bank's return, every move with its cause", async () => {

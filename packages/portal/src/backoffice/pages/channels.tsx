@@ -1,10 +1,13 @@
 /**
  * Channels: each configured channel's health (its last success, error rate, what polling waits
  * for), its notifications, and for a file channel the files sent with their state and the bank's
- * group status, the files received (set aside with the reason) and each sent file's XML.
+ * group status, the files received (set aside with the reason) and each sent file's XML; across
+ * the file channels, the credit transfers received that matched no payment and the batch bookings
+ * that did not match the file they name.
  */
 import { useState } from 'react';
 import { Card, Details, LoadStatus, PageHeading, useAsync } from '../../components';
+import { formatMoney } from '../../format';
 import { DataTable } from '../../table';
 import { api, downloadUrl } from '../api';
 import { Link, usePageTitle } from '../router';
@@ -107,6 +110,12 @@ export function ChannelsPage() {
       {channels.data?.channels.map((c) => (
         <Channel key={c.name} health={c} />
       ))}
+      {channels.data?.channels.some((c) => c.files !== undefined) ? (
+        <>
+          <UnmatchedCredits />
+          <MismatchedBatches />
+        </>
+      ) : null}
     </>
   );
 }
@@ -291,7 +300,10 @@ function BankFiles({ channel }: { channel: string }) {
           {data.received.length === 0 ? (
             <p className="muted">No file received yet.</p>
           ) : (
-            <DataTable label={`Files received from ${channel}`} columns={['File', 'Message', 'State', 'Received']}>
+            <DataTable
+              label={`Files received from ${channel}`}
+              columns={['File', 'Message', 'State', 'Received', 'XML']}
+            >
               {data.received.map((f) => (
                 <tr key={`${f.name}-${f.receivedAt}`}>
                   <td className="mono">{f.name}</td>
@@ -303,6 +315,21 @@ function BankFiles({ channel }: { channel: string }) {
                   <td>
                     <Time ms={f.receivedAt} />
                   </td>
+                  <td>
+                    {canDownload ? (
+                      <a
+                        href={downloadUrl(
+                          `/channels/${encodeURIComponent(channel)}/received/${encodeURIComponent(f.name)}/xml`,
+                        )}
+                        download
+                        aria-label={`Download the XML received as ${f.name}`}
+                      >
+                        Download
+                      </a>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
                 </tr>
               ))}
             </DataTable>
@@ -310,5 +337,141 @@ function BankFiles({ channel }: { channel: string }) {
         </>
       ) : null}
     </>
+  );
+}
+
+interface Credit {
+  id: string;
+  channel: string;
+  reason: string | null;
+  orderNo: string | null;
+  amount: string;
+  currency: string;
+  reference: string | null;
+  remittance: string | null;
+  debtorName: string | null;
+  debtorIban: string | null;
+  bookingDate: string | null;
+  accountIban: string | null;
+  file: string;
+  receivedAt: number;
+}
+
+const CREDIT_REASONS: Record<string, string> = {
+  no_reference: 'no reference',
+  unknown_reference: 'unknown reference',
+  other_amount: 'another amount than the payment’s',
+  payment_final: 'the payment was already final',
+  expired: 'the payment had expired',
+};
+
+/** Credit transfers received on the file channels' accounts that settled no payment. */
+function UnmatchedCredits() {
+  const list = useAsync(() => api.get<{ credits: Credit[] }>('/channels/credits'), []);
+  const credits = list.data?.credits;
+  return (
+    <Card id="unmatched-credits" title="Unmatched credits">
+      <LoadStatus state={list} what="unmatched credits" />
+      {credits ? (
+        credits.length === 0 ? (
+          <p className="muted">None: every credit transfer received matched a payment.</p>
+        ) : (
+          <DataTable
+            label="Unmatched credit transfers"
+            columns={[
+              'Reason',
+              { heading: 'Amount', className: 'num' },
+              'Reference',
+              'Booked',
+              'Account',
+              { heading: 'From', className: 'hide-narrow' },
+            ]}
+          >
+            {credits.map((c) => (
+              <tr key={c.id}>
+                <td>
+                  {c.reason ? (CREDIT_REASONS[c.reason] ?? c.reason) : '—'}
+                  {c.orderNo ? (
+                    <div className="small">
+                      <Link to={`/orders/${encodeURIComponent(c.orderNo)}`} className="mono">
+                        {c.orderNo}
+                      </Link>
+                    </div>
+                  ) : null}
+                </td>
+                <td className="num">{formatMoney(c.amount, c.currency)}</td>
+                <td className="mono break">{c.reference ?? c.remittance ?? '—'}</td>
+                <td>{c.bookingDate ?? '—'}</td>
+                <td>
+                  <span className="mono break">{c.accountIban ?? '—'}</span>
+                  <div className="small muted">
+                    {c.channel} · <span className="mono">{c.file}</span>
+                  </div>
+                </td>
+                <td className="hide-narrow">
+                  {c.debtorName ?? '—'}
+                  {c.debtorIban ? <div className="small muted mono">{c.debtorIban}</div> : null}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
+        )
+      ) : null}
+    </Card>
+  );
+}
+
+interface Batch {
+  id: string;
+  channel: string;
+  msgId: string | null;
+  pmtInfId: string | null;
+  reason: string | null;
+  booked: { transactions: number | null; total: string };
+  expected: { msgId: string; pmtInfId: string; transactions: number; total: string } | null;
+  file: string;
+  receivedAt: number;
+}
+
+/** Batch bookings that did not match the file they name: nothing of them was applied. */
+function MismatchedBatches() {
+  const list = useAsync(() => api.get<{ batchBookings: Batch[] }>('/channels/batch-bookings'), []);
+  const batches = list.data?.batchBookings;
+  return (
+    <Card id="mismatched-batches" title="Batch bookings that did not match">
+      <LoadStatus state={list} what="batch bookings" />
+      {batches ? (
+        batches.length === 0 ? (
+          <p className="muted">None: every batch booking matched the file it named.</p>
+        ) : (
+          <DataTable
+            label="Mismatched batch bookings"
+            columns={['File named', 'Reason', 'Booked', 'Expected', 'Received']}
+          >
+            {batches.map((b) => (
+              <tr key={b.id}>
+                <td className="mono">
+                  {b.msgId ?? '—'}
+                  <div className="small muted">{b.pmtInfId ?? ''}</div>
+                </td>
+                <td>{b.reason ?? '—'}</td>
+                <td className="num">
+                  {b.booked.transactions ?? '?'} · EUR {b.booked.total}
+                </td>
+                <td className="num">
+                  {b.expected ? `${b.expected.transactions} · EUR ${b.expected.total}` : 'no such file'}
+                </td>
+                <td>
+                  <Time ms={b.receivedAt} />
+                  <div className="small muted">
+                    {b.channel} · <span className="mono">{b.file}</span>
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
+        )
+      ) : null}
+    </Card>
   );
 }
