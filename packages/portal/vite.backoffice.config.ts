@@ -4,16 +4,16 @@ import { defineConfig, type Plugin } from 'vite';
 
 const SRC = resolve(import.meta.dirname, 'src');
 const BACKOFFICE = join(SRC, 'backoffice');
-/** The portal's modules that know their address: the shared components import them by these names. */
-const BOUND = new Set(['api', 'router', 'session']);
+/** The portal's modules bound to the app: where it is served (site) and whose session it holds. */
+const BOUND = new Set(['site', 'session']);
 
 /**
- * The back office shares the portal's components (components.tsx, table.tsx, lists.tsx,
- * stepup.tsx, the second-factor forms, the account page). Those import the portal's API client,
- * router and session (`./api`, `./router`, `./session`), which are bound to /portal; in this
- * build each such import from the portal's files resolves to the back office's module of the
- * same name and the same exports (src/backoffice/api.ts, router.tsx, session.tsx), bound to
- * /backoffice. The portal's own build is untouched.
+ * The back office shares the portal's API client, router and components (components.tsx,
+ * table.tsx, lists.tsx, stepup.tsx, the second-factor forms, the account page). Those read where
+ * the app is served from `./site` and the signed-in person from `./session`; in this build each
+ * such import from the portal's files resolves to the back office's module of the same name and
+ * exports (src/backoffice/site.ts: /backoffice; session.tsx: the operator), so the client calls
+ * /backoffice/api and the router lives under /backoffice. The portal's own build is untouched.
  */
 function backofficeBindings(): Plugin {
   return {
@@ -21,7 +21,7 @@ function backofficeBindings(): Plugin {
     enforce: 'pre',
     async resolveId(source, importer) {
       if (!importer || importer.startsWith(BACKOFFICE) || !importer.startsWith(SRC)) return null;
-      const match = /^\.{1,2}\/(api|router|session)$/.exec(source);
+      const match = /^\.{1,2}\/(site|session)$/.exec(source);
       if (!match || !BOUND.has(match[1] as string)) return null;
       // Only the portal's own modules (src/api.ts…), not a page's file of the same name.
       if (resolve(dirname(importer), source) !== join(SRC, match[1] as string)) return null;

@@ -1,8 +1,12 @@
-/** The portal API client: same-origin fetch with the session cookie, the CSRF token on writes. */
+/**
+ * The app's API client (the portal's, or the back office's in its build: ./site.ts): same-origin
+ * fetch with the session cookie, the CSRF token on writes.
+ */
+import { SITE } from './site';
 
-export const API_BASE = '/portal/api';
+export const API_BASE = SITE.apiBase;
 
-/** A refusal from the portal API: `msg` code, message and any field errors. */
+/** A refusal from the API: `msg` code, message and any field errors. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -24,7 +28,7 @@ export function setCsrfToken(token: string | undefined): void {
 }
 
 /** Fired when the server says the session is gone, so the app can show the sign-in page. */
-export const SIGNED_OUT_EVENT = 'paygate:signed-out';
+export const SIGNED_OUT_EVENT = SITE.signedOutEvent;
 
 /**
  * Asks the person for their second factor again (the app's step-up dialog); resolves true once a
@@ -94,3 +98,6 @@ export function queryString(params: Record<string, string | number | undefined |
   const text = search.toString();
   return text ? `?${text}` : '';
 }
+
+/** The address of a download (a CSV, a bank file's XML): a plain link, sent with the session cookie. */
+export const downloadUrl = (path: string) => API_BASE + path;

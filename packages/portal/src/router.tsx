@@ -1,7 +1,8 @@
 import { type AnchorHTMLAttributes, type MouseEvent, useEffect, useSyncExternalStore } from 'react';
+import { SITE } from './site';
 
 /** The app lives under this path; routes below are relative to it. */
-export const BASE = '/portal';
+export const BASE = SITE.base;
 
 const listeners = new Set<() => void>();
 const notify = () => listeners.forEach((listener) => listener());
@@ -17,7 +18,7 @@ function subscribe(listener: () => void): () => void {
 
 const snapshot = () => window.location.pathname + window.location.search;
 
-/** The current app path (without /portal) and its search parameters. */
+/** The current app path (without the app's base, /portal or /backoffice) and its search parameters. */
 export function useLocation(): { path: string; search: URLSearchParams } {
   const current = useSyncExternalStore(subscribe, snapshot);
   const [pathname = '', search = ''] = current.split('?');
@@ -67,9 +68,9 @@ export function match(pattern: string, path: string): Record<string, string> | u
   return params;
 }
 
-/** Sets the document title and moves focus to the page heading when the page changes. */
+/** Sets the document title, with the app's name. */
 export function usePageTitle(title: string): void {
   useEffect(() => {
-    document.title = `${title} · Paygate merchant portal`;
+    document.title = `${title} · ${SITE.title}`;
   }, [title]);
 }

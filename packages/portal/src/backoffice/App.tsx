@@ -1,5 +1,5 @@
 import { type ReactNode, useEffect, useState } from 'react';
-import { ApiError, api, SIGNED_OUT_EVENT, setCsrfToken } from './api';
+import { ApiError, api, SIGNED_OUT_EVENT, setCsrfToken } from '../api';
 import { ErrorAlert, Loading, PageHeading } from '../components';
 import { AccountPage } from '../pages/account';
 import { StepUpDialog } from '../stepup';
@@ -12,7 +12,7 @@ import { MoneyPage } from './pages/money';
 import { OperatorsPage } from './pages/operators';
 import { OrderPage } from './pages/order';
 import { SearchPage } from './pages/search';
-import { Link, match, navigate, useLocation } from './router';
+import { Link, match, navigate, useLocation } from '../router';
 import { SessionContext } from './session';
 import type { OperatorSession } from './types';
 

@@ -7,8 +7,8 @@ import { Card, Field, LoadStatus, PageHeading, useAsync } from '../../components
 import { fromLocalInput } from '../../format';
 import { DateRangeFields, FilterActions, FilterPanel } from '../../lists';
 import { DataTable } from '../../table';
-import { api, downloadUrl, queryString } from '../api';
-import { navigate, useLocation, usePageTitle } from '../router';
+import { api, downloadUrl, queryString } from '../../api';
+import { navigate, useLocation, usePageTitle } from '../../router';
 import { Time } from '../time';
 import type { AuditEntry } from '../types';
 

@@ -8,8 +8,8 @@ import { type FormEvent, useState } from 'react';
 import { useAction } from '../../action';
 import { AuthCard, ErrorAlert, Field } from '../../components';
 import { CodeForm, TotpSetup } from '../../pages/second-factor';
-import { ApiError, api, setCsrfToken } from '../api';
-import { navigate, useLocation, usePageTitle } from '../router';
+import { ApiError, api, setCsrfToken } from '../../api';
+import { navigate, useLocation, usePageTitle } from '../../router';
 import type { OperatorSession } from '../types';
 
 function signInError(error: unknown): unknown {

@@ -9,8 +9,8 @@ import { useState } from 'react';
 import { Card, Details, LoadStatus, PageHeading, useAsync } from '../../components';
 import { formatMoney } from '../../format';
 import { DataTable } from '../../table';
-import { api, downloadUrl } from '../api';
-import { Link, usePageTitle } from '../router';
+import { api, downloadUrl } from '../../api';
+import { Link, usePageTitle } from '../../router';
 import { useCan } from '../session';
 import { Time } from '../time';
 

@@ -9,8 +9,8 @@ import { ActionStatus, Card, Field, LoadStatus, PageHeading, StatusBadge, useAsy
 import { fromLocalInput } from '../../format';
 import { DateRangeFields, FilterActions, FilterPanel, Pager } from '../../lists';
 import { ACTIONS_COLUMN, DataTable } from '../../table';
-import { api, queryString } from '../api';
-import { Link, navigate, useLocation, usePageTitle } from '../router';
+import { api, queryString } from '../../api';
+import { Link, navigate, useLocation, usePageTitle } from '../../router';
 import { useCan } from '../session';
 import { Time } from '../time';
 import type { EventView } from '../types';

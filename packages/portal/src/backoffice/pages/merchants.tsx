@@ -20,8 +20,8 @@ import {
 import { CURRENCIES, formatMoney } from '../../format';
 import { LinkedRow, Pager } from '../../lists';
 import { DataTable } from '../../table';
-import { api } from '../api';
-import { Link, usePageTitle } from '../router';
+import { api } from '../../api';
+import { Link, usePageTitle } from '../../router';
 import { useCan } from '../session';
 import { Time } from '../time';
 import type { BalanceView, EventView, FeeChange, FeePlan, MerchantItem, Person, Volume } from '../types';

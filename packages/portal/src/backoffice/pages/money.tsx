@@ -17,8 +17,8 @@ import {
 } from '../../components';
 import { CURRENCIES, formatMoney } from '../../format';
 import { ACTIONS_COLUMN, DataTable } from '../../table';
-import { api, queryString } from '../api';
-import { Link, usePageTitle } from '../router';
+import { api, queryString } from '../../api';
+import { Link, usePageTitle } from '../../router';
 import { useCan, useSession } from '../session';
 import { Time } from '../time';
 import type { Adjustment, FeeChange } from '../types';
@@ -303,8 +303,20 @@ function Adjustments({ onBooked }: { onBooked: () => void }) {
   );
 }
 
-/** Fee-plan changes with their decision buttons (for the roles that decide, and not the proposer). */
-export function FeeChangesTable({ changes, onDecided }: { changes: readonly FeeChange[]; onDecided: () => void }) {
+/**
+ * Fee-plan changes with their decision buttons (for the roles that decide, and not the proposer).
+ * With none, `empty` in words (or nothing): the table stays mounted either way, so the outcome of
+ * the last decision stays shown once the list it emptied is read again.
+ */
+export function FeeChangesTable({
+  changes,
+  onDecided,
+  empty,
+}: {
+  changes: readonly FeeChange[];
+  onDecided: () => void;
+  empty?: string;
+}) {
   const canDecide = useCan('money');
   const session = useSession();
   const action = useAction();
@@ -319,6 +331,14 @@ export function FeeChangesTable({ changes, onDecided }: { changes: readonly FeeC
       },
       { name: change.changeId, onError: onDecided },
     );
+  if (changes.length === 0) {
+    return (
+      <>
+        <ActionStatus action={action} />
+        {empty !== undefined ? <p className="muted">{empty}</p> : null}
+      </>
+    );
+  }
   return (
     <>
       <ActionStatus action={action} />
@@ -391,11 +411,7 @@ function PendingFeeChanges() {
     <Card id="fee-changes" title="Fee plan changes waiting">
       <LoadStatus state={list} what="fee plan changes" />
       {pending ? (
-        pending.length === 0 ? (
-          <p className="muted">None. A merchant&apos;s page proposes one.</p>
-        ) : (
-          <FeeChangesTable changes={pending} onDecided={list.reload} />
-        )
+        <FeeChangesTable changes={pending} onDecided={list.reload} empty="None. A merchant's page proposes one." />
       ) : null}
     </Card>
   );

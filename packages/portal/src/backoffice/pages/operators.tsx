@@ -15,8 +15,8 @@ import {
   SubmitButton,
 } from '../../components';
 import { ACTIONS_COLUMN, DataTable } from '../../table';
-import { api } from '../api';
-import { usePageTitle } from '../router';
+import { api } from '../../api';
+import { usePageTitle } from '../../router';
 import { useSession } from '../session';
 import { Time } from '../time';
 import { OPERATOR_ROLES, type Person } from '../types';

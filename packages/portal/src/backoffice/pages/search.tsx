@@ -8,8 +8,8 @@ import { Field, LoadStatus, PageHeading, StatusBadge, useAsync } from '../../com
 import { CURRENCIES, formatMoney, fromLocalInput, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../../format';
 import { DateRangeFields, FilterActions, FilterPanel, LinkedRow, Pager } from '../../lists';
 import { DataTable } from '../../table';
-import { api, downloadUrl, queryString } from '../api';
-import { Link, navigate, useLocation, usePageTitle } from '../router';
+import { api, downloadUrl, queryString } from '../../api';
+import { Link, navigate, useLocation, usePageTitle } from '../../router';
 import { Time } from '../time';
 import type { OrderItem } from '../types';
 
