@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isUnavailable } from '../db/db.js';
-import { type Vacuumed, vacuumTables } from '../db/vacuum.js';
-import { purgeReceivedFiles } from '../modules/channels/bank-files.js';
+import type { Vacuumed } from '../db/vacuum.js';
+import { purgeReceivedFiles, vacuumReceivedFiles } from '../modules/channels/bank-files.js';
 import { purgeExchanges, vacuumExchanges } from '../modules/channels/exchanges.js';
 import { vacuumNotifications } from '../modules/channels/notifications.js';
 import type { Services } from '../services.js';
@@ -46,7 +46,7 @@ export async function vacuumOnce(services: Services): Promise<Vacuumed[]> {
     () => services.portal.vacuum(),
     () => vacuumNotifications(services.db),
     () => vacuumExchanges(services.db),
-    () => vacuumTables(services.db, ['sepa_inbox']),
+    () => vacuumReceivedFiles(services.db),
   ]) {
     done.push(...(await vacuum()));
   }
