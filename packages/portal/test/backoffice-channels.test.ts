@@ -27,7 +27,7 @@ const quietLog: FileLog = { info: () => {}, warn: () => {}, error: () => {} };
 const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
 
 describe(
-  "the back office's Channels page in Chromium: a SEPA file channel",
+  'a SEPA file channel on the Channels page of the back office in Chromium',
   { skip: SKIP_BROWSER || sshdMissing },
   () => {
     let sshd: Sshd;

@@ -28,7 +28,7 @@ import { PASSWORD } from '../../server/test/portal-harness.js';
 import { axeViolations, ensureBackofficeBuilt, launchChromium, SKIP_BROWSER } from './browser.js';
 
 describe(
-  "the back office in Chromium: a merchant's lifecycle, its fee plan, a reconciliation",
+  'the lifecycle of a merchant, its fee plan and a reconciliation in the back office in Chromium',
   { skip: SKIP_BROWSER },
   () => {
     let platform: TestPlatform;

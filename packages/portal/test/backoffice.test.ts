@@ -33,7 +33,7 @@ const toLocalInput = (ms: number) => {
 };
 
 for (const [index, database] of databases().entries()) {
-  describe(`the back office in Chromium: the newcomer's journey (${database})`, { skip: SKIP_BROWSER }, () => {
+  describe(`the journey of a newcomer to the back office (${database}) in Chromium`, { skip: SKIP_BROWSER }, () => {
     let platform: TestPlatform;
     let receiver: Receiver;
     let browser: Browser;
