@@ -68,6 +68,7 @@ const completePayment = z.strictObject({
 const completePayout = z.strictObject({ reference, status: z.enum(['SUCCEEDED', 'FAILED']) });
 const returnPayout = z.strictObject({ reference });
 const notificationMode = z.strictObject({ mode: z.enum(['normal', 'drop', 'duplicate', 'reverse']) });
+const answerDelay = z.strictObject({ ms: z.int().min(0).max(600_000) });
 
 function html(response: ServerResponse, status: number, body: string, csp = PAGE_CSP): void {
   response.writeHead(status, {
@@ -162,6 +163,10 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
     return transfer;
   };
 
+  /** How long each API call waits before it is served (`POST /control/slow`). */
+  let slowMs = 0;
+  /** The calls served after that wait: each is logged once served (a test waits for it). */
+  const slowed = new WeakSet<IncomingMessage>();
   const controls = createControlPort({
     log,
     refusal: (error) => (error instanceof ProviderError ? error : undefined),
@@ -189,6 +194,10 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
       'POST /control/notifications': ({ body }) => {
         provider.setMode(controlInput(notificationMode, body).mode);
       },
+      'POST /control/slow': ({ body }) => {
+        slowMs = controlInput(answerDelay, body).ms;
+        log.info({ slowMs }, 'answer delay changed');
+      },
     },
   });
 
@@ -203,6 +212,11 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
 
     // The provider's API: every call signed with the shared secret.
     if (path.startsWith('/v1/')) {
+      // A slow provider still does what it was asked, after the caller may have stopped waiting.
+      if (slowMs > 0) {
+        await new Promise((resolve) => setTimeout(resolve, slowMs));
+        slowed.add(request);
+      }
       authenticate(request, body);
       if (method === 'POST' && path === '/v1/charges') {
         const { charge, created } = provider.createCharge(controlInput(chargeRequest, body));
@@ -277,14 +291,20 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
   }
 
   const server = createServer((request, response) => {
-    route(request, response).catch((error: unknown) => {
-      if (error instanceof ControlRefusal || error instanceof ProviderError) {
-        if (!response.headersSent) json(response, error.status, { error: error.message });
-        return;
-      }
-      log.error({ err: error, method: request.method, url: request.url }, 'request failed');
-      if (!response.headersSent) json(response, 500, { error: 'internal error' });
-    });
+    route(request, response)
+      .finally(() => {
+        if (slowed.has(request)) {
+          log.info({ method: request.method, url: request.url, callerGone: response.destroyed }, 'slow call served');
+        }
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ControlRefusal || error instanceof ProviderError) {
+          if (!response.headersSent) json(response, error.status, { error: error.message });
+          return;
+        }
+        log.error({ err: error, method: request.method, url: request.url }, 'request failed');
+        if (!response.headersSent) json(response, 500, { error: 'internal error' });
+      });
   });
 
   let timer: NodeJS.Timeout | undefined;

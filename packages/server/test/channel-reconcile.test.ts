@@ -118,6 +118,46 @@ for (const database of databases()) {
       }
     });
 
+    it('a charge whose create failed here is abandoned when unpaid there, missing_in_books when paid', async () => {
+      const platform = await startTestPlatform({ database, config: { runWorkers: false } });
+      try {
+        const db = platform.services.db;
+        const date = new Date(platform.services.now()).toISOString().slice(0, 10);
+        // Creates that answered CHANNEL_UNAVAILABLE (their orders removed), as the exchanges keep them.
+        for (const orderNo of ['P202601010000000001', 'P202601010000000002', 'P202601010000000003']) {
+          await db.query(
+            `INSERT INTO channel_exchanges (channel, order_no, operation, sent, answered, error, latency_ms, at)
+             VALUES ('psp', $1, 'createPayment', '{}', NULL, 'createPayment: timed out', 1500, now())`,
+            [orderNo],
+          );
+        }
+        const line = (ref: string, st: string, paid = '') => `charge,ch_${ref},${ref},${st},BRL,10.00,${paid},0.10,0`;
+        const file = [
+          SETTLEMENT_HEADER,
+          line('P202601010000000001', 'expired'),
+          line('P202601010000000002', 'canceled'),
+          line('P202601010000000003', 'paid', '10.00'),
+          line('P202601010000000004', 'expired'),
+        ].join('\n');
+        const report = await reconcile(db, 'psp', date, parseSettlement(file));
+        assert.deepEqual(report.abandoned, [
+          { reference: 'P202601010000000001', theirs: 'expired' },
+          { reference: 'P202601010000000002', theirs: 'canceled' },
+        ]);
+        assert.deepEqual(
+          report.mismatches.map((m) => `${m.kind} ${m.reference} ${m.theirs}`),
+          [
+            'missing_in_books P202601010000000003 paid', // money arrived for an order we removed
+            'missing_in_books P202601010000000004 expired', // never asked for by this platform
+          ],
+        );
+        const elsewhere = await reconcile(db, 'other', date, parseSettlement(file));
+        assert.deepEqual(elsewhere.abandoned, [], "another channel's failed creates are not this one's");
+      } finally {
+        await platform.close();
+      }
+    });
+
     it('npx paygate reconcile while the platform runs: exit 0 when clean, 1 with mismatches, --json', async () => {
       // On the embedded database the running platform owns its data directory (this process holds
       // its lock): the command sends the file to the platform's operator API. On PostgreSQL it

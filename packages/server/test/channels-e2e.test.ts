@@ -57,6 +57,8 @@ const MASTER_KEY = Buffer.alloc(32, 9).toString('base64');
 const POLL_AFTER_MS = 3_000;
 /** PAYGATE_PAYMENT_EXPIRY: a payment nobody pays expires while the suite runs. */
 const EXPIRY_MS = 20_000;
+/** The amount of the one payment whose channel answers after the platform's timeout (no other case uses it). */
+const ABANDONED_AMOUNT = '31.31';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -520,6 +522,31 @@ for (const database of databases()) {
       );
     });
 
+    it('a create the channel answers too late: 503 with nothing created, the same create again served; the late charge is abandoned', async () => {
+      // The channel takes 2.5 s, the connector waits 1.5 s: the charge is made there after the
+      // platform removed the order and answered CHANNEL_UNAVAILABLE.
+      const input = paymentOf(world.receiver.url, ABANDONED_AMOUNT);
+      await mustControl(world, '/slow', { ms: 2_500 });
+      let late: PaygateApiError;
+      try {
+        late = await apiError(world.shop.payments.create(input, { retries: 0 }));
+      } finally {
+        await mustControl(world, '/slow', { ms: 0 });
+      }
+      assert.equal(late.status, 503);
+      assert.equal(late.msg, 'CHANNEL_UNAVAILABLE');
+      // The channel made the charge once its wait was over, with no one left to hear the answer.
+      await waitForLine(world.psp, /"url":"\/v1\/charges","callerGone":true,"msg":"slow call served"/, 10_000);
+      const none = await apiError(world.shop.payments.query({ merchantOrderNo: input.merchantOrderNo }));
+      assert.equal(none.status, 404, 'nothing created');
+      const again = await world.shop.payments.create(input);
+      assert.equal(again.payerAction?.kind, 'pix');
+      await mustControl(world, '/payments/complete', { reference: again.orderNo, status: 'SUCCEEDED' });
+      await webhook(world, again.orderNo, 'SUCCEEDED');
+      // The late charge now exists at the channel under the removed order's number; the
+      // reconciliation below finds it expired there and lists it as abandoned, not as a mismatch.
+    });
+
     it('a canceled payment is withdrawn at its channel; a payer who paid first wins; a channel down refuses the cancel', async () => {
       const payment = await world.shop.payments.create(paymentOf(world.receiver.url, '21.00'));
       const canceled = await world.shop.payments.cancel({ orderNo: payment.orderNo });
@@ -966,9 +993,23 @@ for (const database of databases()) {
     it("paygate reconcile on the simulator's settlement file finds each injected mismatch", async () => {
       // Every order above is final on both sides by now: the channel's own file matches the books.
       const date = new Date().toISOString().slice(0, 10);
-      const fetched = await pspApi(world, 'GET', `/v1/settlements/${date}.csv`);
-      assert.equal(fetched.status, 200);
       const file = join(world.pspDataDir, 'settlements', `${date}.csv`);
+      // The charge made after the platform's timeout expires there like any unpaid one.
+      const abandonedLine = await waitFor(
+        async () => {
+          const fetched = await pspApi(world, 'GET', `/v1/settlements/${date}.csv`);
+          assert.equal(fetched.status, 200);
+          return readFileSync(file, 'utf8')
+            .split('\n')
+            .find((line) => {
+              const [type, , , status, , amount] = line.split(',');
+              return type === 'charge' && amount === ABANDONED_AMOUNT && status !== 'paid';
+            });
+        },
+        'the late charge expired at the channel',
+        EXPIRY_MS + 10_000,
+      );
+      assert.equal(abandonedLine.split(',')[3], 'expired');
       const lines = readFileSync(file, 'utf8').trim().split('\n');
       assert.ok(lines.length > 20, 'the day holds the orders of the cases above');
 
@@ -1021,14 +1062,24 @@ for (const database of databases()) {
       const report = JSON.parse(cleanReport.stdout) as {
         matched: number;
         mismatches: { kind: string; type: string; reference: string }[];
+        abandoned: { reference: string; theirs: string }[];
       };
       assert.deepEqual(
         report.mismatches,
         [{ kind: 'missing_in_books', type: 'charge', reference: stranger, theirs: 'paid' }],
         'only the charge the platform never made',
       );
+      // The late charge is abandoned: its create failed and no money moved. (A machine slow
+      // enough to time out other creates adds theirs, each as unpaid.)
+      const late = abandonedLine.split(',')[2] as string;
+      assert.ok(
+        report.abandoned.some((a) => a.reference === late && a.theirs === 'expired'),
+        JSON.stringify(report.abandoned),
+      );
+      assert.ok(report.abandoned.every((a) => ['expired', 'canceled', 'declined'].includes(a.theirs)));
+      assert.match(clean.stdout, new RegExp(`abandoned +charge +${late} .*theirs=expired \\(not a mismatch\\)`));
       assert.equal(clean.status, 1, clean.stderr);
-      assert.equal(report.matched, withStranger.length - 2);
+      assert.equal(report.matched + report.abandoned.length, withStranger.length - 2);
 
       const table = cli('reconcile', '--channel', 'sim', '--file', dirtyFile);
       assert.equal(table.status, 1, table.stderr);

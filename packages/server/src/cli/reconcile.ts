@@ -88,6 +88,11 @@ export async function runReconcile(
         `${m.kind.padEnd(17)} ${m.type.padEnd(8)} ${m.reference.padEnd(20)} ours=${m.ours ?? '-'} theirs=${m.theirs ?? '-'}`,
       );
     }
+    for (const a of report.abandoned) {
+      print(
+        `${'abandoned'.padEnd(17)} ${'charge'.padEnd(8)} ${a.reference.padEnd(20)} ours=- theirs=${a.theirs} (not a mismatch)`,
+      );
+    }
   }
   return report.mismatches.length === 0;
 }

@@ -423,6 +423,7 @@ interface Report {
   fileLines: number;
   matched: number;
   mismatches: { kind: string; type: string; reference: string; ours?: string; theirs?: string }[];
+  abandoned: { reference: string; theirs: string }[];
 }
 
 function Reconciliation() {
@@ -484,6 +485,19 @@ function Reconciliation() {
               <td className="mono">{m.reference}</td>
               <td>{m.ours ?? '—'}</td>
               <td>{m.theirs ?? '—'}</td>
+            </tr>
+          ))}
+        </DataTable>
+      ) : null}
+      {report && report.abandoned.length > 0 ? (
+        <DataTable
+          label="Abandoned charges: made at the channel for a create that answered CHANNEL_UNAVAILABLE, never paid"
+          columns={['Reference', 'Theirs']}
+        >
+          {report.abandoned.map((a) => (
+            <tr key={a.reference}>
+              <td className="mono">{a.reference}</td>
+              <td>{a.theirs}</td>
             </tr>
           ))}
         </DataTable>

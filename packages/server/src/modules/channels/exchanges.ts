@@ -140,6 +140,26 @@ const parseRecorded = (value: string): unknown => {
   }
 };
 
+/**
+ * Of `orderNos`, those whose registration at `channel` failed: a payment create that answered
+ * CHANNEL_UNAVAILABLE removes the order it made, yet a channel that was slow, not down, may have
+ * made the charge after the platform stopped waiting. Reconciliation tells such a charge from one
+ * the platform never asked for (as long as the exchanges are kept, EXCHANGES_KEPT_MS).
+ */
+export async function failedRegistrations(
+  db: Queryable,
+  channel: string,
+  orderNos: readonly string[],
+): Promise<Set<string>> {
+  if (orderNos.length === 0) return new Set();
+  const rows = await db.query<{ order_no: string }>(
+    `SELECT DISTINCT order_no FROM channel_exchanges
+      WHERE channel = $1 AND operation = 'createPayment' AND error IS NOT NULL AND order_no = ANY($2::text[])`,
+    [channel, orderNos],
+  );
+  return new Set(rows.rows.map((r) => r.order_no));
+}
+
 /** The orders a channel's own id names (a Pix charge's txid). */
 export async function ordersByChannelRef(db: Queryable, ref: string): Promise<string[]> {
   const rows = await db.query<{ order_no: string }>(

@@ -4,6 +4,7 @@ import { formatAmount, parseAmount } from '../../money.js';
 import { scaleOf } from '../../catalog.js';
 import { paymentBook, paymentsByChannelTradeNo } from '../payments/service.js';
 import type { ChannelReceipt } from '../channels/connector.js';
+import { failedRegistrations } from '../channels/exchanges.js';
 import { payoutBook } from '../payouts/service.js';
 
 /**
@@ -35,13 +36,28 @@ export interface Mismatch {
   theirs?: string;
 }
 
+/**
+ * A charge the channel made for a create that answered CHANNEL_UNAVAILABLE (the order removed, the
+ * merchant told to retry), which the channel then let expire, withdrew or declined: no money moved,
+ * and no one had its payer code. Listed, not a mismatch. Had it been paid, it would be one
+ * (`missing_in_books`).
+ */
+export interface AbandonedCharge {
+  reference: string;
+  theirs: string;
+}
+
 export interface ReconcileReport {
   channel: string;
   date: string;
   fileLines: number;
   matched: number;
   mismatches: Mismatch[];
+  abandoned: AbandonedCharge[];
 }
+
+/** A charge's channel statuses in which no money moved. */
+const UNPAID_CHARGE = new Set(['expired', 'canceled', 'declined']);
 
 /** Parses the settlement CSV; a malformed file throws an Error naming the line. */
 export function parseSettlement(text: string): SettlementLine[] {
@@ -150,14 +166,27 @@ export async function reconcile(
   const books = { rows: [...(await paymentBook(db, day)), ...(await payoutBook(db, day))] };
   const key = (type: string, reference: string) => `${type}:${reference}`;
   const ours = new Map(books.rows.map((row) => [key(row.type, row.reference), row]));
+  // A charge unknown here that moved no money: abandoned if the platform's create of it failed.
+  const unpaidStranger = (line: SettlementLine) =>
+    line.type === 'charge' && UNPAID_CHARGE.has(line.status) && !ours.has(key(line.type, line.reference));
+  const registrationsFailed = await failedRegistrations(
+    db,
+    channel,
+    lines.filter(unpaidStranger).map((line) => line.reference),
+  );
   const seen = new Set<string>();
   const mismatches: Mismatch[] = [];
+  const abandoned: AbandonedCharge[] = [];
   let matched = 0;
   for (const line of lines) {
     const k = key(line.type, line.reference);
     seen.add(k);
     const row = ours.get(k);
     if (!row) {
+      if (unpaidStranger(line) && registrationsFailed.has(line.reference)) {
+        abandoned.push({ reference: line.reference, theirs: line.status });
+        continue;
+      }
       mismatches.push({ kind: 'missing_in_books', type: line.type, reference: line.reference, theirs: line.status });
       continue;
     }
@@ -193,7 +222,7 @@ export async function reconcile(
       mismatches.push({ kind: 'missing_in_file', type: row.type, reference: row.reference, ours: row.status });
     }
   }
-  return { channel, date, fileLines: lines.length, matched, mismatches };
+  return { channel, date, fileLines: lines.length, matched, mismatches, abandoned };
 }
 
 /**
