@@ -1,5 +1,5 @@
-import { type ReactNode, useEffect, useState } from 'react';
-import { EnvironmentBadge, PageHeading } from './components';
+import type { ReactNode } from 'react';
+import { EnvironmentBadge, NotFound } from './components';
 import { type Door, SessionGate } from './door';
 import { CredentialsPage } from './pages/credentials';
 import { BalancesPage } from './pages/money';
@@ -11,7 +11,8 @@ import { AccountPage } from './pages/account';
 import { AuditPage } from './pages/audit';
 import { PeoplePage } from './pages/people';
 import { SessionContext } from './session';
-import { Link, match, navigate, useLocation } from './router';
+import { Link, match, navigate, Redirect, useLocation } from './router';
+import { type NavLink, Shell } from './shell';
 import type { Session } from './types';
 
 /** The merchant portal's words on the pages before it (./door.tsx). */
@@ -38,16 +39,13 @@ export function App() {
   return (
     <SessionGate door={PORTAL}>
       {(session, signOut) => (
-        <Shell
+        <PortalShell
           session={session}
-          onSignOut={async () => {
-            // The top bar's Sign out ends at /signin; the one on the pages before the portal leaves the address.
-            await signOut();
-            navigate('/signin', { replace: true });
-          }}
+          // The top bar's Sign out ends at /signin; the one on the pages before the portal leaves the address.
+          onSignOut={() => void signOut().then(() => navigate('/signin', { replace: true }))}
         >
           <Routes session={session} />
-        </Shell>
+        </PortalShell>
       )}
     </SessionGate>
   );
@@ -73,100 +71,63 @@ function Routes({ session }: { session: Session }) {
   if (path === '/people' && session.capabilities.includes('people')) return <PeoplePage />;
   if (path === '/audit' && session.capabilities.includes('audit')) return <AuditPage />;
   return (
-    <>
-      <PageHeading>Page not found</PageHeading>
-      <p>
-        There is no page at this address. <Link to="/payments">Go to payments</Link>.
-      </p>
-    </>
+    <NotFound>
+      <Link to="/payments">Go to payments</Link>
+    </NotFound>
   );
 }
 
-function Redirect({ to }: { to: string }) {
-  useEffect(() => navigate(to, { replace: true }), [to]);
-  return null;
-}
-
-function Shell({
+function PortalShell({
   session,
   onSignOut,
   children,
 }: {
   session: Session;
-  onSignOut: () => Promise<void>;
+  onSignOut: () => void;
   children: ReactNode;
 }) {
-  const { path } = useLocation();
-  const [menuOpen, setMenuOpen] = useState(false);
-  const sandbox = session.merchant.environment === 'sandbox';
-  const links: [string, string][] = [
+  const { environment } = session.merchant;
+  const sandbox = environment === 'sandbox';
+  const links: NavLink[] = [
     ['/overview', 'Overview'],
     ['/payments', 'Payments'],
     ['/payouts', 'Payouts'],
     ['/events', 'Events'],
     ['/balances', 'Balances'],
     ['/credentials', 'Credentials'],
-    ...(sandbox ? ([['/rejected', 'Refused requests']] as [string, string][]) : []),
+    ...(sandbox ? ([['/rejected', 'Refused requests']] as NavLink[]) : []),
     // Owners' people and audit trail share one entry, to keep the bar on one row.
-    ...(session.capabilities.includes('people') ? ([['/people', 'Team']] as [string, string][]) : []),
+    ...(session.capabilities.includes('people') ? ([['/people', 'Team']] as NavLink[]) : []),
   ];
-  useEffect(() => setMenuOpen(false), [path]);
-
   return (
-    <div className={`shell shell-${session.merchant.environment}`}>
-      <a className="skip-link" href="#main">
-        Skip to content
-      </a>
-      <header className="topbar">
-        <div className="topbar-inner">
-          <Link to="/overview" className="brand">
-            Paygate
-          </Link>
-          <EnvironmentBadge environment={session.merchant.environment} />
+    <Shell
+      kind={environment}
+      home="/overview"
+      badge={
+        <>
+          <EnvironmentBadge environment={environment} />
           <span className="merchant" title={session.merchant.accessKey}>
             {session.merchant.name}
           </span>
-          <button
-            type="button"
-            className="button menu-toggle"
-            aria-expanded={menuOpen}
-            aria-controls="primary-nav"
-            onClick={() => setMenuOpen((open) => !open)}
-          >
-            Menu
-          </button>
-          <nav id="primary-nav" aria-label="Primary" className={menuOpen ? 'open' : undefined}>
-            <ul>
-              {links.map(([to, label]) => {
-                const current = path === to || path.startsWith(`${to}/`) || (to === '/people' && path === '/audit');
-                return (
-                  <li key={to}>
-                    <Link to={to} aria-current={current ? 'page' : undefined}>
-                      {label}
-                    </Link>
-                  </li>
-                );
-              })}
-            </ul>
-            <div className="account">
-              <Link to="/account" className="muted small email" title={`${session.email} (${session.role})`}>
-                {session.email}
-              </Link>
-              <button type="button" className="button button-small" onClick={() => void onSignOut()}>
-                Sign out
-              </button>
-            </div>
-          </nav>
-        </div>
-      </header>
-      {sandbox ? (
-        <p className="env-strip">Sandbox: test data only. No real money moves.</p>
-      ) : (
-        <p className="env-strip env-strip-live">Production: live orders and real money.</p>
-      )}
-      <main id="main" className="content">
-        {children}
-      </main>
-    </div>
+        </>
+      }
+      links={links}
+      alsoCurrent={(to, path) => to === '/people' && path === '/audit'}
+      account={
+        <Link to="/account" className="muted small email" title={`${session.email} (${session.role})`}>
+          {session.email}
+        </Link>
+      }
+      onSignOut={onSignOut}
+      notice={
+        sandbox ? (
+          <p className="env-strip">Sandbox: test data only. No real money moves.</p>
+        ) : (
+          <p className="env-strip env-strip-live">Production: live orders and real money.</p>
+        )
+      }
+    >
+      {children}
+    </Shell>
   );
 }

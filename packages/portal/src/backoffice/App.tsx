@@ -1,5 +1,5 @@
-import { type ReactNode, useEffect, useState } from 'react';
-import { PageHeading } from '../components';
+import type { ReactNode } from 'react';
+import { NotFound } from '../components';
 import { type Door, SessionGate } from '../door';
 import { AccountPage } from '../pages/account';
 import { AuditPage } from './pages/audit';
@@ -10,7 +10,8 @@ import { MoneyPage } from './pages/money';
 import { OperatorsPage } from './pages/operators';
 import { OrderPage } from './pages/order';
 import { SearchPage } from './pages/search';
-import { Link, match, navigate, useLocation } from '../router';
+import { Link, match, Redirect, useLocation } from '../router';
+import { type NavLink, Shell } from '../shell';
 import { SessionContext } from './session';
 import type { OperatorSession } from './types';
 
@@ -41,9 +42,9 @@ export function App() {
   return (
     <SessionGate door={BACKOFFICE}>
       {(session, signOut) => (
-        <Shell session={session} onSignOut={() => void signOut()}>
+        <BackofficeShell session={session} onSignOut={() => void signOut()}>
           <Routes session={session} />
-        </Shell>
+        </BackofficeShell>
       )}
     </SessionGate>
   );
@@ -67,21 +68,13 @@ function Routes({ session }: { session: OperatorSession }) {
   if (path === '/operators' && can('operators')) return <OperatorsPage />;
   if (path === '/account') return <AccountPage />;
   return (
-    <>
-      <PageHeading>Page not found</PageHeading>
-      <p>
-        There is no page at this address. <Link to="/search">Go to the search</Link>.
-      </p>
-    </>
+    <NotFound>
+      <Link to="/search">Go to the search</Link>
+    </NotFound>
   );
 }
 
-function Redirect({ to }: { to: string }) {
-  useEffect(() => navigate(to, { replace: true }), [to]);
-  return null;
-}
-
-function Shell({
+function BackofficeShell({
   session,
   onSignOut,
   children,
@@ -91,71 +84,39 @@ function Shell({
   children: ReactNode;
 }) {
   const { path } = useLocation();
-  const [menuOpen, setMenuOpen] = useState(false);
-  const links: [string, string][] = [
+  const links: NavLink[] = [
     ['/search', 'Search'],
     ['/merchants', 'Merchants'],
     ['/money', 'Money'],
     ['/channels', 'Channels'],
     ['/events', 'Events'],
-    ...(session.capabilities.includes('audit') ? ([['/audit', 'Audit']] as [string, string][]) : []),
-    ...(session.capabilities.includes('operators') ? ([['/operators', 'Operators']] as [string, string][]) : []),
+    ...(session.capabilities.includes('audit') ? ([['/audit', 'Audit']] as NavLink[]) : []),
+    ...(session.capabilities.includes('operators') ? ([['/operators', 'Operators']] as NavLink[]) : []),
   ];
-  useEffect(() => setMenuOpen(false), [path]);
   return (
-    <div className="shell shell-backoffice">
-      <a className="skip-link" href="#main">
-        Skip to content
-      </a>
-      <header className="topbar">
-        <div className="topbar-inner">
-          <Link to="/search" className="brand">
-            Paygate
-          </Link>
-          <span className="env env-backoffice">Back office</span>
-          <button
-            type="button"
-            className="button menu-toggle"
-            aria-expanded={menuOpen}
-            aria-controls="primary-nav"
-            onClick={() => setMenuOpen((open) => !open)}
+    <Shell
+      kind="backoffice"
+      home="/search"
+      badge={<span className="env env-backoffice">Back office</span>}
+      links={links}
+      // An order is found by the search and opened from it.
+      alsoCurrent={(to, at) => to === '/search' && at.startsWith('/orders/')}
+      account={
+        <>
+          <Link
+            to="/account"
+            className="muted small email"
+            title={`${session.email} (${session.role})`}
+            aria-current={path === '/account' ? 'page' : undefined}
           >
-            Menu
-          </button>
-          <nav id="primary-nav" aria-label="Primary" className={menuOpen ? 'open' : undefined}>
-            <ul>
-              {links.map(([to, label]) => {
-                const current =
-                  path === to || path.startsWith(`${to}/`) || (to === '/search' && path.startsWith('/orders/'));
-                return (
-                  <li key={to}>
-                    <Link to={to} aria-current={current ? 'page' : undefined}>
-                      {label}
-                    </Link>
-                  </li>
-                );
-              })}
-            </ul>
-            <div className="account">
-              <Link
-                to="/account"
-                className="muted small email"
-                title={`${session.email} (${session.role})`}
-                aria-current={path === '/account' ? 'page' : undefined}
-              >
-                {session.email}
-              </Link>
-              <span className="role-badge">{session.role}</span>
-              <button type="button" className="button button-small" onClick={onSignOut}>
-                Sign out
-              </button>
-            </div>
-          </nav>
-        </div>
-      </header>
-      <main id="main" className="content">
-        {children}
-      </main>
-    </div>
+            {session.email}
+          </Link>
+          <span className="role-badge">{session.role}</span>
+        </>
+      }
+      onSignOut={onSignOut}
+    >
+      {children}
+    </Shell>
   );
 }
