@@ -9,7 +9,8 @@ const BOUND = new Set(['site', 'session']);
 
 /**
  * The back office shares the portal's API client, router and components (components.tsx,
- * table.tsx, lists.tsx, stepup.tsx, the second-factor forms, the account page). Those read where
+ * table.tsx, lists.tsx, stepup.tsx, the sign-in and second-factor pages and the gate before the
+ * app in door.tsx, the top bar in shell.tsx, the account page). Those read where
  * the app is served from `./site` and the signed-in person from `./session`; in this build each
  * such import from the portal's files resolves to the back office's module of the same name and
  * exports (src/backoffice/site.ts: /backoffice; session.tsx: the operator), so the client calls

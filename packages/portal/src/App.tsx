@@ -1,6 +1,6 @@
-import { type ReactNode, useEffect, useState } from 'react';
-import { ApiError, api, SIGNED_OUT_EVENT, setCsrfToken } from './api';
-import { EnvironmentBadge, ErrorAlert, Loading, PageHeading } from './components';
+import type { ReactNode } from 'react';
+import { EnvironmentBadge, NotFound } from './components';
+import { type Door, SessionGate } from './door';
 import { CredentialsPage } from './pages/credentials';
 import { BalancesPage } from './pages/money';
 import { PaymentPage, PaymentsPage, PayoutPage, PayoutsPage } from './pages/orders';
@@ -10,105 +10,52 @@ import { RejectedPage } from './pages/rejected';
 import { AccountPage } from './pages/account';
 import { AuditPage } from './pages/audit';
 import { PeoplePage } from './pages/people';
-import { RequiredSetup, SecondFactorSignIn } from './pages/second-factor';
 import { SessionContext } from './session';
-import { StepUpDialog } from './stepup';
-import { SetupPage, SignInPage } from './pages/auth';
-import { Link, match, navigate, useLocation } from './router';
+import { Link, match, navigate, Redirect, useLocation } from './router';
+import { type NavLink, Shell } from './shell';
 import type { Session } from './types';
 
-type SessionState = { kind: 'loading' } | { kind: 'signed-out' } | { kind: 'signed-in'; session: Session };
+/** The merchant portal's words on the pages before it (./door.tsx). */
+const PORTAL: Door<Session> = {
+  name: 'the portal',
+  context: SessionContext,
+  signIn: {
+    title: 'Sign in to the merchant portal',
+    hint: (
+      <>
+        No account yet? An operator invites you with <code>paygate user invite</code>; the link sets your password.
+      </>
+    ),
+  },
+  // Every sign-in starts at the overview.
+  signedInPath: '/',
+  setup: {
+    invitationInvalid: 'This link is unknown, already used or expired. Ask your operator for a new invitation.',
+  },
+  secondFactorRequired: 'Your merchant requires a second factor of everyone. Set up an authenticator app to go on.',
+};
 
 export function App() {
-  const { path } = useLocation();
-  const [state, setState] = useState<SessionState>({ kind: 'loading' });
-  const [startError, setStartError] = useState<unknown>();
-
-  useEffect(() => {
-    if (path === '/setup') return;
-    let live = true;
-    api.get<Session>('/session').then(
-      (session) => {
-        if (!live) return;
-        setCsrfToken(session.csrfToken);
-        setState({ kind: 'signed-in', session });
-      },
-      (error: unknown) => {
-        if (!live) return;
-        if (error instanceof ApiError && error.status === 401) setState({ kind: 'signed-out' });
-        else setStartError(error);
-      },
-    );
-    return () => {
-      live = false;
-    };
-    // Only on start: afterwards sign-in and sign-out set the state themselves.
-  }, []);
-
-  useEffect(() => {
-    const signedOut = () => setState({ kind: 'signed-out' });
-    window.addEventListener(SIGNED_OUT_EVENT, signedOut);
-    return () => window.removeEventListener(SIGNED_OUT_EVENT, signedOut);
-  }, []);
-
-  if (path === '/setup') return <SetupPage onSignedIn={(session) => setState({ kind: 'signed-in', session })} />;
-  if (startError) {
-    return (
-      <main id="main" className="auth">
-        <ErrorAlert error={startError} />
-      </main>
-    );
-  }
-  if (state.kind === 'loading') {
-    return (
-      <main id="main" className="auth">
-        <Loading what="the portal" />
-      </main>
-    );
-  }
-  if (state.kind === 'signed-out') {
-    return <SignInPage onSignedIn={(session) => setState({ kind: 'signed-in', session })} />;
-  }
-  const signOut = async () => {
-    try {
-      await api.post('/session/logout');
-    } catch {
-      // Gone already: signed out either way.
-    }
-    setCsrfToken(undefined);
-    setState({ kind: 'signed-out' });
-  };
-  const refresh = async () => {
-    const session = await api.get<Session>('/session');
-    setState({ kind: 'signed-in', session });
-  };
-  const factor = state.session.secondFactor;
-  if (factor.pending) {
-    return (
-      <SecondFactorSignIn
-        session={state.session}
-        onDone={(session) => setState({ kind: 'signed-in', session })}
-        onSignOut={() => void signOut()}
-      />
-    );
-  }
-  if (factor.required && !factor.enabled) {
-    return <RequiredSetup onDone={() => void refresh()} onSignOut={() => void signOut()} />;
-  }
   return (
-    <SessionContext.Provider value={state.session}>
-      <StepUpDialog />
-      <Shell session={state.session} onSignedOut={() => setState({ kind: 'signed-out' })}>
-        <Routes path={path} session={state.session} />
-      </Shell>
-    </SessionContext.Provider>
+    <SessionGate door={PORTAL}>
+      {(session, signOut) => (
+        <PortalShell
+          session={session}
+          // The top bar's Sign out ends at /signin; the one on the pages before the portal leaves the address.
+          onSignOut={() => void signOut().then(() => navigate('/signin', { replace: true }))}
+        >
+          <Routes session={session} />
+        </PortalShell>
+      )}
+    </SessionGate>
   );
 }
 
-function Routes({ path, session }: { path: string; session: Session }) {
+function Routes({ session }: { session: Session }) {
+  const { path } = useLocation();
   const sandbox = session.merchant.environment === 'sandbox';
   let params: Record<string, string> | undefined;
-  if (path === '/' || path === '/signin') return <Redirect to="/overview" />;
+  if (path === '/' || path === '/signin' || path === '/setup') return <Redirect to="/overview" />;
   if (path === '/overview') return <OverviewPage />;
   if (path === '/events') return <EventsPage />;
   if (path === '/credentials') return <CredentialsPage />;
@@ -124,102 +71,63 @@ function Routes({ path, session }: { path: string; session: Session }) {
   if (path === '/people' && session.capabilities.includes('people')) return <PeoplePage />;
   if (path === '/audit' && session.capabilities.includes('audit')) return <AuditPage />;
   return (
-    <>
-      <PageHeading>Page not found</PageHeading>
-      <p>
-        There is no page at this address. <Link to="/payments">Go to payments</Link>.
-      </p>
-    </>
+    <NotFound>
+      <Link to="/payments">Go to payments</Link>
+    </NotFound>
   );
 }
 
-function Redirect({ to }: { to: string }) {
-  useEffect(() => navigate(to, { replace: true }), [to]);
-  return null;
-}
-
-function Shell({ session, onSignedOut, children }: { session: Session; onSignedOut: () => void; children: ReactNode }) {
-  const { path } = useLocation();
-  const [menuOpen, setMenuOpen] = useState(false);
-  const sandbox = session.merchant.environment === 'sandbox';
-  const links: [string, string][] = [
+function PortalShell({
+  session,
+  onSignOut,
+  children,
+}: {
+  session: Session;
+  onSignOut: () => void;
+  children: ReactNode;
+}) {
+  const { environment } = session.merchant;
+  const sandbox = environment === 'sandbox';
+  const links: NavLink[] = [
     ['/overview', 'Overview'],
     ['/payments', 'Payments'],
     ['/payouts', 'Payouts'],
     ['/events', 'Events'],
     ['/balances', 'Balances'],
     ['/credentials', 'Credentials'],
-    ...(sandbox ? ([['/rejected', 'Refused requests']] as [string, string][]) : []),
+    ...(sandbox ? ([['/rejected', 'Refused requests']] as NavLink[]) : []),
     // Owners' people and audit trail share one entry, to keep the bar on one row.
-    ...(session.capabilities.includes('people') ? ([['/people', 'Team']] as [string, string][]) : []),
+    ...(session.capabilities.includes('people') ? ([['/people', 'Team']] as NavLink[]) : []),
   ];
-  const signOut = async () => {
-    try {
-      await api.post('/session/logout');
-    } catch {
-      // The session may be gone already; either way we are signed out here.
-    }
-    setCsrfToken(undefined);
-    onSignedOut();
-    navigate('/signin', { replace: true });
-  };
-  useEffect(() => setMenuOpen(false), [path]);
-
   return (
-    <div className={`shell shell-${session.merchant.environment}`}>
-      <a className="skip-link" href="#main">
-        Skip to content
-      </a>
-      <header className="topbar">
-        <div className="topbar-inner">
-          <Link to="/overview" className="brand">
-            Paygate
-          </Link>
-          <EnvironmentBadge environment={session.merchant.environment} />
+    <Shell
+      kind={environment}
+      home="/overview"
+      badge={
+        <>
+          <EnvironmentBadge environment={environment} />
           <span className="merchant" title={session.merchant.accessKey}>
             {session.merchant.name}
           </span>
-          <button
-            type="button"
-            className="button menu-toggle"
-            aria-expanded={menuOpen}
-            aria-controls="primary-nav"
-            onClick={() => setMenuOpen((open) => !open)}
-          >
-            Menu
-          </button>
-          <nav id="primary-nav" aria-label="Primary" className={menuOpen ? 'open' : undefined}>
-            <ul>
-              {links.map(([to, label]) => {
-                const current = path === to || path.startsWith(`${to}/`) || (to === '/people' && path === '/audit');
-                return (
-                  <li key={to}>
-                    <Link to={to} aria-current={current ? 'page' : undefined}>
-                      {label}
-                    </Link>
-                  </li>
-                );
-              })}
-            </ul>
-            <div className="account">
-              <Link to="/account" className="muted small email" title={`${session.email} (${session.role})`}>
-                {session.email}
-              </Link>
-              <button type="button" className="button button-small" onClick={() => void signOut()}>
-                Sign out
-              </button>
-            </div>
-          </nav>
-        </div>
-      </header>
-      {sandbox ? (
-        <p className="env-strip">Sandbox: test data only. No real money moves.</p>
-      ) : (
-        <p className="env-strip env-strip-live">Production: live orders and real money.</p>
-      )}
-      <main id="main" className="content">
-        {children}
-      </main>
-    </div>
+        </>
+      }
+      links={links}
+      alsoCurrent={(to, path) => to === '/people' && path === '/audit'}
+      account={
+        <Link to="/account" className="muted small email" title={`${session.email} (${session.role})`}>
+          {session.email}
+        </Link>
+      }
+      onSignOut={onSignOut}
+      notice={
+        sandbox ? (
+          <p className="env-strip">Sandbox: test data only. No real money moves.</p>
+        ) : (
+          <p className="env-strip env-strip-live">Production: live orders and real money.</p>
+        )
+      }
+    >
+      {children}
+    </Shell>
   );
 }

@@ -36,8 +36,18 @@ export function PageHeading({ children }: { children: ReactNode }) {
   );
 }
 
+/** What an address that is no page of the app shows, with a link on (`children`). */
+export function NotFound({ children }: { children: ReactNode }) {
+  return (
+    <>
+      <PageHeading>Page not found</PageHeading>
+      <p>There is no page at this address. {children}.</p>
+    </>
+  );
+}
+
 /**
- * The frame of the pages shown before the portal itself (sign-in, password setup, the second
+ * The frame of the pages shown before the app itself (sign-in, password setup, the second
  * factor): the brand, the page's heading, the page, and a Sign out button when `onSignOut` is given.
  */
 export function AuthCard({

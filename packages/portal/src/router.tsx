@@ -34,6 +34,12 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   notify();
 }
 
+/** Goes on to `to` in place of the address it is shown at (the app's start page for `/`, say). */
+export function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, { replace: true }), [to]);
+  return null;
+}
+
 /** A real link (it opens in a new tab, is keyboard-focusable) that navigates in place on a plain click. */
 export function Link({ to, onClick, ...rest }: { to: string } & AnchorHTMLAttributes<HTMLAnchorElement>) {
   const handle = (event: MouseEvent<HTMLAnchorElement>) => {

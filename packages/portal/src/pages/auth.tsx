@@ -1,46 +1,58 @@
+/**
+ * The sign-in and the invitation's password setup, for either app: the portal and the back office
+ * sign in through the same accounts API (server/src/modules/accounts), so the pages are one, and
+ * each app's door (../door.tsx) gives them its own words.
+ */
 import { startAuthentication } from '@simplewebauthn/browser';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, type ReactNode, useState } from 'react';
 import { useAction } from '../action';
 import { ApiError, api, setCsrfToken } from '../api';
 import { AuthCard, ErrorAlert, Field } from '../components';
+import type { DoorSession } from '../door';
 import { navigate, useLocation, usePageTitle } from '../router';
-import type { Session } from '../types';
 
-function signInError(error: unknown): string | undefined {
-  if (!error) return undefined;
-  if (error instanceof ApiError && error.code === 'LOGIN_FAILED') return 'Wrong email or password.';
+function signInError(error: unknown): unknown {
+  if (error instanceof ApiError && error.code === 'LOGIN_FAILED') return new Error('Wrong email or password.');
   if (error instanceof ApiError && error.code === 'LOGIN_LOCKED') {
     const minutes = Math.max(1, Math.ceil((error.retryAfterSeconds ?? 900) / 60));
-    return `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
-  }
-  return error instanceof Error ? error.message : String(error);
-}
-
-function setupError(error: unknown): unknown {
-  if (error instanceof ApiError && error.code === 'INVITATION_INVALID') {
-    return new Error('This link is unknown, already used or expired. Ask your operator for a new invitation.');
+    return new Error(`Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
   }
   return error;
 }
 
-export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+/** The sign-in: a password (the second factor follows when the person has one), or a passkey alone. */
+export function SignInPage<S extends DoorSession>({
+  title,
+  hint,
+  signedInPath,
+  onSignedIn,
+}: {
+  title: string;
+  /** Under the form: how one comes to have an account. */
+  hint: ReactNode;
+  /** Where the app goes once signed in; unset, it stays at the address the person opened. */
+  signedInPath: string | undefined;
+  onSignedIn: (session: S) => void;
+}) {
   usePageTitle('Sign in');
   const { search } = useLocation();
   const [email, setEmail] = useState(search.get('email') ?? '');
   const [password, setPassword] = useState('');
   const action = useAction();
 
+  const signedIn = (session: S) => {
+    setCsrfToken(session.csrfToken);
+    onSignedIn(session);
+    if (signedInPath) navigate(signedInPath, { replace: true });
+  };
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     await action.run(async () => {
-      const session = await api.post<Session>('/session', { email, password });
-      setCsrfToken(session.csrfToken);
+      const session = await api.post<S>('/session', { email, password });
       setPassword('');
-      onSignedIn(session);
-      navigate('/', { replace: true });
+      signedIn(session);
     });
   };
-
   const withPasskey = () =>
     void action.run(async () => {
       const optionsJSON = await api.post<Parameters<typeof startAuthentication>[0]['optionsJSON']>(
@@ -48,15 +60,12 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
         {},
       );
       const response = await startAuthentication({ optionsJSON });
-      const session = await api.post<Session>('/session/passkey', { response });
-      setCsrfToken(session.csrfToken);
-      onSignedIn(session);
-      navigate('/', { replace: true });
+      signedIn(await api.post<S>('/session/passkey', { response }));
     });
 
   return (
-    <AuthCard title="Sign in to the merchant portal">
-      {action.error ? <ErrorAlert error={new Error(signInError(action.error))} /> : null}
+    <AuthCard title={title}>
+      <ErrorAlert error={signInError(action.error)} />
       <form onSubmit={(event) => void submit(event)}>
         <Field label="Email">
           {(props) => (
@@ -93,18 +102,26 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
           Use a passkey
         </button>
       </p>
-      <p className="hint">
-        No account yet? An operator invites you with <code>paygate user invite</code>; the link sets your password.
-      </p>
+      <p className="hint">{hint}</p>
     </AuthCard>
   );
 }
 
 /**
- * The page an invitation link opens: `/portal/setup#token=…`. Setting the password signs the
- * person in: the page goes on into the portal (or into the second-factor step, when one is needed).
+ * The page an invitation link opens: `…/setup#token=…`. Setting the password signs the person
+ * in: the app goes on from its start (or into the second factor's step, when one is needed).
  */
-export function SetupPage({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+export function SetupPage<S extends DoorSession>({
+  welcome,
+  invitationInvalid,
+  onSignedIn,
+}: {
+  /** A line above the form, if the app has one. */
+  welcome: string | undefined;
+  /** What to say when the link is unknown, used or expired: who gives a new one. */
+  invitationInvalid: string;
+  onSignedIn: (session: S) => void;
+}) {
   usePageTitle('Set your password');
   const [token] = useState(() => new URLSearchParams(window.location.hash.slice(1)).get('token') ?? '');
   const [password, setPassword] = useState('');
@@ -118,7 +135,7 @@ export function SetupPage({ onSignedIn }: { onSignedIn: (session: Session) => vo
       return;
     }
     await action.run(async () => {
-      const session = await api.post<Session>('/setup', { token, password });
+      const session = await api.post<S>('/setup', { token, password });
       setCsrfToken(session.csrfToken);
       setPassword('');
       setConfirm('');
@@ -127,15 +144,20 @@ export function SetupPage({ onSignedIn }: { onSignedIn: (session: Session) => vo
       navigate('/', { replace: true });
     });
   };
+  const error =
+    action.error instanceof ApiError && action.error.code === 'INVITATION_INVALID'
+      ? new Error(invitationInvalid)
+      : action.error;
 
   return (
     <AuthCard title="Set your password">
+      {welcome ? <p>{welcome}</p> : null}
       {!token ? (
         <div className="alert alert-error" role="alert">
           This page needs the link from your invitation (it ends in <code>#token=…</code>).
         </div>
       ) : null}
-      <ErrorAlert error={setupError(action.error)} />
+      <ErrorAlert error={error} />
       <form onSubmit={(event) => void submit(event)}>
         <Field label="New password" hint="At least 12 characters. A passphrase of several words works well.">
           {(props) => (

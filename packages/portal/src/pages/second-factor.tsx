@@ -3,8 +3,8 @@ import { type FormEvent, useState } from 'react';
 import { useAction } from '../action';
 import { ApiError, api, setCsrfToken } from '../api';
 import { AuthCard, ErrorAlert, Field, Notice, SubmitButton } from '../components';
+import type { DoorSession } from '../door';
 import { usePageTitle } from '../router';
-import type { Session } from '../types';
 
 function codeError(error: unknown): unknown {
   if (error instanceof ApiError && error.code === 'SECOND_FACTOR_FAILED') {
@@ -114,14 +114,14 @@ export function CodeForm({
   );
 }
 
-/** After the password, a sign-in with a second factor asks for its code. */
-export function SecondFactorSignIn({
+/** After the password, the sign-in asks for the second factor: a code, a recovery code or a passkey. */
+export function SecondFactorSignIn<S extends DoorSession>({
   session,
   onDone,
   onSignOut,
 }: {
-  session: Session;
-  onDone: (session: Session) => void;
+  session: S;
+  onDone: (session: S) => void;
   onSignOut: () => void;
 }) {
   usePageTitle('Enter your code');
@@ -142,9 +142,9 @@ export function SecondFactorSignIn({
         submitLabel="Sign in"
         onCode={async (body) => {
           await api.post('/session/second-factor', body);
-          const session = await api.get<Session>('/session');
-          setCsrfToken(session.csrfToken);
-          onDone(session);
+          const next = await api.get<S>('/session');
+          setCsrfToken(next.csrfToken);
+          onDone(next);
         }}
       />
     </AuthCard>
@@ -228,12 +228,15 @@ export function TotpSetup({ onDone }: { onDone: () => void }) {
   );
 }
 
-/** A merchant that requires a second factor sends a person without one here before anything else. */
-export function RequiredSetup({ onDone, onSignOut }: { onDone: () => void; onSignOut: () => void }) {
+/**
+ * A person who must have a second factor and has none yet (every operator; a merchant's people
+ * when its owners require one) sees only this page until one is set up.
+ */
+export function RequiredSetup({ why, onDone, onSignOut }: { why: string; onDone: () => void; onSignOut: () => void }) {
   usePageTitle('Set up a second factor');
   return (
     <AuthCard title="Set up a second factor" onSignOut={onSignOut}>
-      <p>Your merchant requires a second factor of everyone. Set up an authenticator app to go on.</p>
+      <p>{why}</p>
       <TotpSetup onDone={onDone} />
     </AuthCard>
   );
