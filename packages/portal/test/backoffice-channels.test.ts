@@ -8,29 +8,34 @@
  * status. Screenshots at 1280 and 375 px, axe on both.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeCamt054 } from '@paygate/iso20022';
 import type { Browser, Page } from 'playwright-core';
 import { readInboxOnce } from '../../server/src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../../server/src/modules/channels/sepa-sftp/outbox.js';
-import { isSepaSftp, type SepaSftpConnector } from '../../server/src/modules/channels/sepa-sftp/sepa-sftp.js';
+import type { SepaSftpConnector } from '../../server/src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { operator } from '../../server/test/backoffice-harness.js';
 import { createMerchant, post, startTestPlatform, type TestPlatform } from '../../server/test/harness.js';
 import { fund } from '../../server/test/money-harness.js';
 import { PASSWORD } from '../../server/test/portal-harness.js';
-import { SSHD, type Sshd, startSshd } from '../../server/test/sshd-fixture.js';
+import {
+  BANK_BATCH_MS,
+  type SepaSshd,
+  sepaConnector,
+  sshdMissing,
+  startSepaSshd,
+} from '../../server/test/sshd-fixture.js';
 import { axeViolations, ensureBackofficeBuilt, launchChromium, screenshot, SKIP_BROWSER } from './browser.js';
 
 const quietLog: FileLog = { info: () => {}, warn: () => {}, error: () => {} };
-const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
 
 describe(
   'a SEPA file channel on the Channels page of the back office in Chromium',
   { skip: SKIP_BROWSER || sshdMissing },
   () => {
-    let sshd: Sshd;
+    let sshd: SepaSshd;
     let platform: TestPlatform;
     let connector: SepaSftpConnector;
     let browser: Browser;
@@ -49,37 +54,9 @@ describe(
 
     before(async () => {
       ensureBackofficeBuilt();
-      sshd = await startSshd();
-      const channels = join(sshd.dir, 'channels.json');
-      writeFileSync(
-        channels,
-        JSON.stringify({
-          channels: [
-            {
-              name: 'bank',
-              kind: 'sepa-sftp',
-              methods: [],
-              payouts: ['EUR'],
-              host: '127.0.0.1',
-              port: sshd.port,
-              username: sshd.username,
-              privateKeyFile: sshd.clientKeyFile,
-              hostKey: sshd.hostKey,
-              uploadDir: sshd.uploadDir,
-              downloadDir: sshd.downloadDir,
-              debtor: { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
-              batchEvery: '600000ms',
-              pollEvery: '1s',
-              cutOff: '00:00',
-              timeoutMs: 3_000,
-            },
-          ],
-        }),
-      );
-      platform = await startTestPlatform({ env: { PAYGATE_CHANNELS: channels }, expectErrorLogs: true });
-      const found = platform.services.channels.get('bank');
-      assert.ok(found && isSepaSftp(found));
-      connector = found;
+      sshd = await startSepaSshd();
+      platform = await startTestPlatform({ env: sshd.env, expectErrorLogs: true });
+      connector = sepaConnector(platform, 'bank');
 
       // A payout sent in a file, returned by the bank; and a file that does not parse.
       const merchant = await createMerchant(platform, 'Banco Paginas');
@@ -93,7 +70,7 @@ describe(
       });
       orderNo = created.body.data?.orderNo as string;
       assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
-      platform.advance(600_000);
+      platform.advance(BANK_BATCH_MS);
       const batch = await batchOnce(platform.services, connector, { log: quietLog });
       assert.equal(batch.kind, 'built');
       msgId = batch.kind === 'built' ? batch.msgId : '';

@@ -6,18 +6,18 @@
  * identifier it has, across merchants, with documents masked for the auditor.
  */
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeCamt054 } from '@paygate/iso20022';
 import type { Payout } from '@paygate/wire';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
-import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
+import type { SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { createMerchant, databases, get, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 import { fund } from './money-harness.js';
 import { control, type Simulator, startSimulator, stopSimulator, waitFor } from './pix-sim-harness.js';
-import { SSHD, type Sshd, startSshd } from './sshd-fixture.js';
+import { BANK_BATCH_MS, type SepaSshd, sepaConnector, sshdMissing, startSepaSshd } from './sshd-fixture.js';
 import { BACKOFFICE, operator, type OperatorClient } from './backoffice-harness.js';
 
 interface Entry {
@@ -39,7 +39,6 @@ interface Found {
 }
 
 const quietLog: FileLog = { info: () => {}, warn: () => {}, error: () => {} };
-const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
 
 /** The timeline is oldest first, each entry `{at, kind, …}`. */
 function assertOrdered(timeline: Entry[]) {
@@ -201,43 +200,15 @@ for (const database of databases()) {
       skip: sshdMissing,
     },
     () => {
-      let sshd: Sshd;
+      let sshd: SepaSshd;
       let platform: TestPlatform;
       let connector: SepaSftpConnector;
       let finance: OperatorClient;
 
       before(async () => {
-        sshd = await startSshd();
-        const channels = join(sshd.dir, 'channels.json');
-        writeFileSync(
-          channels,
-          JSON.stringify({
-            channels: [
-              {
-                name: 'bank',
-                kind: 'sepa-sftp',
-                methods: [],
-                payouts: ['EUR'],
-                host: '127.0.0.1',
-                port: sshd.port,
-                username: sshd.username,
-                privateKeyFile: sshd.clientKeyFile,
-                hostKey: sshd.hostKey,
-                uploadDir: sshd.uploadDir,
-                downloadDir: sshd.downloadDir,
-                debtor: { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
-                batchEvery: '600000ms',
-                pollEvery: '1s',
-                cutOff: '00:00',
-                timeoutMs: 3_000,
-              },
-            ],
-          }),
-        );
-        platform = await startTestPlatform({ database, env: { PAYGATE_CHANNELS: channels }, expectErrorLogs: true });
-        const found = platform.services.channels.get('bank');
-        assert.ok(found && isSepaSftp(found));
-        connector = found;
+        sshd = await startSepaSshd();
+        platform = await startTestPlatform({ database, env: sshd.env, expectErrorLogs: true });
+        connector = sepaConnector(platform, 'bank');
         finance = await operator(platform, 'finance');
       });
       after(async () => {
@@ -259,7 +230,7 @@ for (const database of databases()) {
         assert.equal(created.status, 200, JSON.stringify(created.body));
         const orderNo = created.body.data?.orderNo as string;
         assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
-        platform.advance(600_000);
+        platform.advance(BANK_BATCH_MS);
         const batch = await batchOnce(platform.services, connector, { log: quietLog });
         assert.equal(batch.kind, 'built');
         const msgId = batch.kind === 'built' ? batch.msgId : '';

@@ -2,8 +2,10 @@
  * Debian's OpenSSH server (`openssh-server`) as a bank's SFTP server, for the sepa-sftp tests:
  * `sshd` started on a free loopback port with a host key, a configuration and an authorized keys
  * file of the test's own, and OpenSSH's own `sftp-server` — the SFTP most banks run, with its
- * real rename and permission rules. Public-key authentication only.
+ * real rename and permission rules. Public-key authentication only. `startSepaSshd` starts one
+ * with a channels file naming a sepa-sftp channel on it, the set-up the sepa-sftp suites share.
  */
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -21,9 +23,18 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
+import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
+import type { TestPlatform } from './harness.js';
 
 export const SSHD = '/usr/sbin/sshd';
 export const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
+
+/** Without Debian's openssh-server the sshd suites are skipped here, and fail in CI (which must have it). */
+export const sshdMissing =
+  !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
+
+/** The platform's own account at the bank: the debtor of the payout files the sepa-sftp suites send. */
+export const DEBTOR = { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' };
 
 /**
  * A key pair in OpenSSH format, and the public key's fingerprint as `ssh-keygen -lf` prints it.
@@ -167,4 +178,65 @@ export async function startSshd(): Promise<Sshd> {
     },
     output: () => output,
   };
+}
+
+/** What a suite says of its sepa-sftp channel: its name and methods, and any setting of its own. */
+export interface SepaChannel {
+  readonly name: string;
+  readonly methods: readonly { readonly currency: string; readonly code: string }[];
+  readonly [setting: string]: unknown;
+}
+
+/** A batch of BANK_CHANNEL closes after ten minutes: by the cases moving the clock, never by real time. */
+export const BANK_BATCH_MS = 600_000;
+
+/**
+ * The channel the sepa-sftp suites pay out through: `bank`, payouts only, a batch every
+ * BANK_BATCH_MS, its inbox read every second, and every file for the next business day (cut-off
+ * 00:00), so that a file's date is never the day it was built.
+ */
+export const BANK_CHANNEL: SepaChannel = {
+  name: 'bank',
+  methods: [],
+  batchEvery: `${BANK_BATCH_MS}ms`,
+  pollEvery: '1s',
+  cutOff: '00:00',
+};
+
+export interface SepaSshd extends Sshd {
+  /** The platform's environment naming the channels file with the one sepa-sftp channel on this server. */
+  readonly env: { readonly PAYGATE_CHANNELS: string };
+}
+
+/**
+ * An sshd of the test's own, started, and a channels file naming one sepa-sftp channel on it,
+ * BANK_CHANNEL unless the suite gives its own: the connection (port, user, keys, directories) is
+ * this server's; the channel pays out EUR from DEBTOR with a 3 s timeout unless `channel` says
+ * otherwise.
+ */
+export async function startSepaSshd(channel: SepaChannel = BANK_CHANNEL): Promise<SepaSshd> {
+  const sshd = await startSshd();
+  const channelsFile = join(sshd.dir, 'channels.json');
+  const connection = {
+    host: '127.0.0.1',
+    port: sshd.port,
+    username: sshd.username,
+    privateKeyFile: sshd.clientKeyFile,
+    hostKey: sshd.hostKey,
+    uploadDir: sshd.uploadDir,
+    downloadDir: sshd.downloadDir,
+  };
+  const defaults = { payouts: ['EUR'], debtor: DEBTOR, timeoutMs: 3_000 };
+  writeFileSync(
+    channelsFile,
+    JSON.stringify({ channels: [{ kind: 'sepa-sftp', ...connection, ...defaults, ...channel }] }),
+  );
+  return { ...sshd, env: { PAYGATE_CHANNELS: channelsFile } };
+}
+
+/** The platform's sepa-sftp channel of that name. */
+export function sepaConnector(platform: TestPlatform, name: string): SepaSftpConnector {
+  const found = platform.services.channels.get(name);
+  assert.ok(found && isSepaSftp(found));
+  return found;
 }
