@@ -50,7 +50,7 @@ import {
   type TestMerchant,
   type TestPlatform,
 } from './harness.js';
-import { DEBTOR, type SepaSshd, sepaConnector, sshdMissing, startSepaSshd } from './sshd-fixture.js';
+import { DEBTOR, type SepaSshd, sshdMissing, startSepaSshd } from './sshd-fixture.js';
 
 const PAYEE_IBAN = 'FR1420041010050500013M02606';
 /** Tuesday 1 December 2026, 12:00 in Brussels: the clock the cases start from. */
@@ -106,7 +106,7 @@ for (const database of databases()) {
         now: () => clock,
         expectErrorLogs: true,
       });
-      connector = sepaConnector(platform, 'bank');
+      connector = sshd.connector(platform);
       merchant = await createMerchant(platform);
       merchantId = await platform.services.merchants.idOf(merchant.accessKey);
     });
@@ -679,7 +679,7 @@ for (const database of databases()) {
         instant: true,
       });
       platform = await startTestPlatform({ database, env: sshd.env, now: () => clock });
-      connector = sepaConnector(platform, 'instant');
+      connector = sshd.connector(platform);
       merchant = await createMerchant(platform);
     });
 

@@ -21,7 +21,7 @@ import { payoutDetail } from '../src/modules/portal/orders.js';
 import { camt054Lines, reconcile } from '../src/modules/reconciliation/service.js';
 import { balanceOf, fund } from './money-harness.js';
 import { createMerchant, databases, post, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
-import { BANK_BATCH_MS, DEBTOR, type SepaSshd, sepaConnector, sshdMissing, startSepaSshd } from './sshd-fixture.js';
+import { BANK_BATCH_MS, DEBTOR, type SepaSshd, sshdMissing, startSepaSshd } from './sshd-fixture.js';
 import { PASSWORD, portalUser } from './portal-harness.js';
 import { ensurePortalBuilt, launchChromium } from '../../portal/test/chromium.js';
 
@@ -47,7 +47,7 @@ for (const database of databases()) {
     before(async () => {
       sshd = await startSepaSshd();
       platform = await startTestPlatform({ database, env: sshd.env, expectErrorLogs: true });
-      connector = sepaConnector(platform, 'bank');
+      connector = sshd.connector(platform);
       merchant = await createMerchant(platform);
       await fund(platform, merchant, '100000.00', 'EUR');
     });

@@ -3,7 +3,8 @@
  * `sshd` started on a free loopback port with a host key, a configuration and an authorized keys
  * file of the test's own, and OpenSSH's own `sftp-server` — the SFTP most banks run, with its
  * real rename and permission rules. Public-key authentication only. `startSepaSshd` starts one
- * with a channels file naming a sepa-sftp channel on it, the set-up the sepa-sftp suites share.
+ * with a channels file naming a sepa-sftp channel on it, the set-up the sepa-sftp suites share;
+ * `sendBankFile` and its `notifies` play the two sides of a file sent and answered.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -23,6 +24,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import ssh2 from 'ssh2';
+import { type CamtEntry, writeCamt054 } from '@paygate/iso20022';
+import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
 import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import type { TestPlatform } from './harness.js';
 
@@ -206,6 +209,10 @@ export const BANK_CHANNEL: SepaChannel = {
 export interface SepaSshd extends Sshd {
   /** The platform's environment naming the channels file with the one sepa-sftp channel on this server. */
   readonly env: { readonly PAYGATE_CHANNELS: string };
+  /** That channel's connector in the platform. */
+  connector(platform: TestPlatform): SepaSftpConnector;
+  /** The bank puts a camt.054 notification of `entries` on DEBTOR's account into the download directory. */
+  notifies(file: string, msgId: string, entries: readonly CamtEntry[]): void;
 }
 
 /**
@@ -231,12 +238,45 @@ export async function startSepaSshd(channel: SepaChannel = BANK_CHANNEL): Promis
     channelsFile,
     JSON.stringify({ channels: [{ kind: 'sepa-sftp', ...connection, ...defaults, ...channel }] }),
   );
-  return { ...sshd, env: { PAYGATE_CHANNELS: channelsFile } };
+  return {
+    ...sshd,
+    env: { PAYGATE_CHANNELS: channelsFile },
+    connector(platform) {
+      const found = platform.services.channels.get(channel.name);
+      assert.ok(found && isSepaSftp(found));
+      return found;
+    },
+    notifies(file, msgId, entries) {
+      const account = { name: DEBTOR.name, iban: DEBTOR.iban };
+      writeFileSync(join(sshd.downloadDir, file), writeCamt054({ msgId, createdAt: new Date(), account, entries }));
+    },
+  };
 }
 
-/** The platform's sepa-sftp channel of that name. */
-export function sepaConnector(platform: TestPlatform, name: string): SepaSftpConnector {
-  const found = platform.services.channels.get(name);
-  assert.ok(found && isSepaSftp(found));
-  return found;
+/**
+ * Sends the payouts confirmed so far to the bank: the clock moves past BANK_BATCH_MS, the batch's
+ * file is built and uploaded to the sshd. The file's MsgId.
+ */
+export async function sendBankFile(
+  platform: TestPlatform,
+  connector: SepaSftpConnector,
+  log: FileLog,
+): Promise<string> {
+  platform.advance(BANK_BATCH_MS);
+  const batch = await batchOnce(platform.services, connector, { log });
+  assert.equal(batch.kind, 'built');
+  assert.deepEqual((await uploadOnce(platform.services, connector, { log })).failed, []);
+  return batch.kind === 'built' ? batch.msgId : '';
+}
+
+/** A camt.054 entry: the bank returned the payout `orderNo` (AC04, the account is closed), its return `reference`. */
+export function payoutReturned(orderNo: string, amount: string, reference: string): CamtEntry {
+  return {
+    status: 'BOOK',
+    creditDebit: 'CRDT',
+    amount,
+    currency: 'EUR',
+    bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'RRTN' },
+    transactions: [{ endToEndId: orderNo, accountServicerRef: reference, amount, returnReason: 'AC04' }],
+  };
 }
