@@ -50,7 +50,7 @@ import {
   type TestMerchant,
   type TestPlatform,
 } from './harness.js';
-import { DEBTOR, type SepaSshd, sshdMissing, startSepaSshd } from './sshd-fixture.js';
+import { confirmSepaPayout, DEBTOR, type SepaSshd, sshdMissing, startSepaSshd } from './sshd-fixture.js';
 
 const PAYEE_IBAN = 'FR1420041010050500013M02606';
 /** Tuesday 1 December 2026, 12:00 in Brussels: the clock the cases start from. */
@@ -169,20 +169,8 @@ for (const database of databases()) {
     const payoutStatus = async (orderNo: string) =>
       (await platform.services.payouts.get(merchantId, { orderNo })).status;
 
-    async function confirmedPayout(amount: string, payee: Record<string, unknown> = {}): Promise<Payout> {
-      const created = await post<Payout>(platform, merchant, '/api/v1/payouts', {
-        merchantOrderNo: `S-${Math.random().toString(36).slice(2)}`,
-        currency: 'EUR',
-        amount,
-        webhookUrl: 'https://shop.example/webhook',
-        payee: { name: 'Ana Souza', accountNumber: PAYEE_IBAN, ...payee },
-      });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      const orderNo = created.body.data?.orderNo as string;
-      const confirmed = await post<Payout>(platform, merchant, '/api/v1/payouts/confirm', { orderNo });
-      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
-      return confirmed.body.data as Payout;
-    }
+    const confirmedPayout = (amount: string, payee: Record<string, unknown> = {}) =>
+      confirmSepaPayout(platform, merchant, amount, { accountNumber: PAYEE_IBAN, ...payee });
 
     /** Closes the open batch (the clock moved past its close) and uploads it; its MsgId. */
     async function batchAndUpload(advanceMs = BATCH_MS): Promise<string> {

@@ -21,7 +21,7 @@ import { payoutDetail } from '../src/modules/portal/orders.js';
 import { camt054Lines, reconcile } from '../src/modules/reconciliation/service.js';
 import { balanceOf, fund } from './money-harness.js';
 import { createMerchant, databases, post, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
-import { BANK_BATCH_MS, DEBTOR, type SepaSshd, sshdMissing, startSepaSshd } from './sshd-fixture.js';
+import { BANK_BATCH_MS, confirmSepaPayout, DEBTOR, type SepaSshd, sshdMissing, startSepaSshd } from './sshd-fixture.js';
 import { PASSWORD, portalUser } from './portal-harness.js';
 import { ensurePortalBuilt, launchChromium } from '../../portal/test/chromium.js';
 
@@ -59,19 +59,9 @@ for (const database of databases()) {
 
     /** A confirmed EUR payout to the sepa channel. */
     async function confirmedPayout(amount: string, payee: Record<string, unknown> = {}): Promise<Payout> {
-      const created = await post<Payout>(platform, merchant, '/api/v1/payouts', {
-        merchantOrderNo: `S-${Math.random().toString(36).slice(2)}`,
-        currency: 'EUR',
-        amount,
-        webhookUrl: 'https://shop.example/webhook',
-        payee: { name: 'Ana Souza', accountNumber: IBANS[0], ...payee },
-      });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      const orderNo = created.body.data?.orderNo as string;
-      const confirmed = await post<Payout>(platform, merchant, '/api/v1/payouts/confirm', { orderNo });
-      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
-      assert.equal(confirmed.body.data?.status, 'PROCESSING');
-      return confirmed.body.data as Payout;
+      const payout = await confirmSepaPayout(platform, merchant, amount, { accountNumber: IBANS[0], ...payee });
+      assert.equal(payout.status, 'PROCESSING');
+      return payout;
     }
 
     const status = async (orderNo: string) =>

@@ -27,7 +27,8 @@ import ssh2 from 'ssh2';
 import { type CamtEntry, writeCamt054 } from '@paygate/iso20022';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
 import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
-import type { TestPlatform } from './harness.js';
+import type { Payout } from '@paygate/wire';
+import { post, type TestMerchant, type TestPlatform } from './harness.js';
 
 export const SSHD = '/usr/sbin/sshd';
 export const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
@@ -279,4 +280,28 @@ export function payoutReturned(orderNo: string, amount: string, reference: strin
     bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'RRTN' },
     transactions: [{ endToEndId: orderNo, accountServicerRef: reference, amount, returnReason: 'AC04' }],
   };
+}
+
+/**
+ * A EUR payout of `amount` that `merchant` creates and confirms through the merchant API, to Ana
+ * Souza (`payee` gives the account and anything else): it waits for the channel's next file.
+ */
+export async function confirmSepaPayout(
+  platform: TestPlatform,
+  merchant: TestMerchant,
+  amount: string,
+  payee: Record<string, unknown>,
+): Promise<Payout> {
+  const created = await post<Payout>(platform, merchant, '/api/v1/payouts', {
+    merchantOrderNo: `S-${Math.random().toString(36).slice(2)}`,
+    currency: 'EUR',
+    amount,
+    webhookUrl: 'https://shop.example/webhook',
+    payee: { name: 'Ana Souza', ...payee },
+  });
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  const orderNo = created.body.data?.orderNo as string;
+  const confirmed = await post<Payout>(platform, merchant, '/api/v1/payouts/confirm', { orderNo });
+  assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+  return confirmed.body.data as Payout;
 }
