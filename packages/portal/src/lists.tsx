@@ -15,7 +15,8 @@ export interface ListFilters {
   pageSize: number;
 }
 
-const numberOrUndefined = (text: string | null) => {
+/** A number from the address (a time in ms, a page size), or undefined when absent or not a number. */
+export const numberOrUndefined = (text: string | null) => {
   if (!text) return undefined;
   const n = Number(text);
   return Number.isFinite(n) ? n : undefined;
@@ -37,14 +38,21 @@ export function useListState() {
     pageSize: numberOrUndefined(search.get('pageSize')) ?? 20,
   };
   const key = search.toString();
+  return { filters, key, ...usePages(key) };
+}
+
+/**
+ * The cursor stack of the pages of a list seen so far, for the filters `key` (the address's
+ * query): it restarts when they change. The cursor of the page to show, its number, and the
+ * Pager's next and previous.
+ */
+export function usePages(key: string) {
   const [pages, setPages] = useState<{ key: string; cursors: string[] }>({ key, cursors: [] });
   useEffect(() => {
     if (pages.key !== key) setPages({ key, cursors: [] });
   }, [key, pages.key]);
   const cursors = pages.key === key ? pages.cursors : [];
   return {
-    filters,
-    key,
     cursor: cursors.at(-1),
     pageNumber: cursors.length + 1,
     next: (cursor: string) => setPages({ key, cursors: [...cursors, cursor] }),
@@ -68,17 +76,21 @@ export function listQuery(filters: ListFilters, cursor: string | undefined, extr
 }
 
 /**
- * A filter form's submit handler: the list's address becomes `path` with the form's fields as
- * its query. `query` reads the fields by name (trimmed text) and lists them in the address's order.
+ * A filter form's submit handler: the list's address becomes `path` with the form's fields
+ * `names` as its query, in that order. Each field is its trimmed text; `from` and `to` (the
+ * DateRangeFields) are local times, sent as ms; a field left at its value in `defaults` (the
+ * page size of 20, say) is left out of the address.
  */
-export function submitFilters(
-  path: string,
-  query: (field: (name: string) => string) => Record<string, string | number | undefined>,
-) {
+export function submitFilters(path: string, names: readonly string[], defaults: Readonly<Record<string, string>> = {}) {
+  const value = (name: string, text: string) => {
+    if (text === defaults[name]) return '';
+    return name === 'from' || name === 'to' ? fromLocalInput(text) : text;
+  };
   return (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    navigate(path + queryString(query((name) => String(form.get(name) ?? '').trim())));
+    const query = names.map((name) => [name, value(name, String(form.get(name) ?? '').trim())] as const);
+    navigate(path + queryString(Object.fromEntries(query)));
   };
 }
 
@@ -101,6 +113,68 @@ export function DateRangeFields({
         {(props) => <input {...props} type="datetime-local" name="to" defaultValue={toLocalInput(to)} />}
       </Field>
     </>
+  );
+}
+
+/** A drop-down's options, each named by its value. */
+function Options({ values }: { values: readonly (string | number)[] }) {
+  return (
+    <>
+      {values.map((v) => (
+        <option key={v} value={v}>
+          {v}
+        </option>
+      ))}
+    </>
+  );
+}
+
+/** A filter's drop-down: `any` (the empty value, no filter) first, then each option as it is named. */
+export function SelectFilter({
+  label,
+  name,
+  value,
+  any,
+  options,
+}: {
+  label: string;
+  name: string;
+  value: string;
+  any: string;
+  options: readonly string[];
+}) {
+  return (
+    <Field label={label}>
+      {(props) => (
+        <select {...props} name={name} defaultValue={value}>
+          <option value="">{any}</option>
+          <Options values={options} />
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** The Status filter (`status`) of a list of orders. */
+export function StatusFilter({ statuses, value }: { statuses: readonly string[]; value: string }) {
+  return <SelectFilter label="Status" name="status" value={value} any="Any status" options={statuses} />;
+}
+
+/** The Currency filter (`currency`). */
+export function CurrencyFilter({ currencies, value }: { currencies: readonly string[]; value: string }) {
+  return <SelectFilter label="Currency" name="currency" value={value} any="All currencies" options={currencies} />;
+}
+
+/** How many rows a page shows (`pageSize`): 20 unless chosen. */
+export function PageSizeField({ value }: { value: string }) {
+  return (
+    <Field label="Per page">
+      {(props) => (
+        <select {...props} name="pageSize" defaultValue={value}>
+          <Options values={[10, 20, 50, 100]} />
+        </select>
+      )}
+    </Field>
   );
 }
 
@@ -134,45 +208,12 @@ export function FilterForm({
   searchHint?: string;
   label: string;
 }) {
-  const submit = submitFilters(path, (field) => ({
-    status: field('status'),
-    currency: field('currency'),
-    q: field('q'),
-    from: fromLocalInput(field('from')),
-    to: fromLocalInput(field('to')),
-    pageSize: field('pageSize') === '20' ? '' : field('pageSize'),
-  }));
+  const submit = submitFilters(path, ['status', 'currency', 'q', 'from', 'to', 'pageSize'], { pageSize: '20' });
   return (
     <FilterPanel>
       <form className="filters" onSubmit={submit} aria-label={label} key={JSON.stringify(filters)}>
-        {statuses ? (
-          <Field label="Status">
-            {(props) => (
-              <select {...props} name="status" defaultValue={filters.status}>
-                <option value="">Any status</option>
-                {statuses.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-        ) : null}
-        {currencies ? (
-          <Field label="Currency">
-            {(props) => (
-              <select {...props} name="currency" defaultValue={filters.currency}>
-                <option value="">All currencies</option>
-                {currencies.map((c) => (
-                  <option key={c} value={c}>
-                    {c}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-        ) : null}
+        {statuses ? <StatusFilter statuses={statuses} value={filters.status} /> : null}
+        {currencies ? <CurrencyFilter currencies={currencies} value={filters.currency} /> : null}
         <DateRangeFields from={filters.from} to={filters.to} />
         {searchHint ? (
           <Field label="Search" hint={searchHint}>
@@ -188,17 +229,7 @@ export function FilterForm({
             )}
           </Field>
         ) : null}
-        <Field label="Per page">
-          {(props) => (
-            <select {...props} name="pageSize" defaultValue={String(filters.pageSize)}>
-              {[10, 20, 50, 100].map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <PageSizeField value={String(filters.pageSize)} />
         <FilterActions path={path} />
       </form>
     </FilterPanel>

@@ -8,29 +8,33 @@
  * status. Screenshots at 1280 and 375 px, axe on both.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeCamt054 } from '@paygate/iso20022';
 import type { Browser, Page } from 'playwright-core';
 import { readInboxOnce } from '../../server/src/modules/channels/sepa-sftp/inbox.js';
-import { batchOnce, type FileLog, uploadOnce } from '../../server/src/modules/channels/sepa-sftp/outbox.js';
-import { isSepaSftp, type SepaSftpConnector } from '../../server/src/modules/channels/sepa-sftp/sepa-sftp.js';
+import type { FileLog } from '../../server/src/modules/channels/sepa-sftp/outbox.js';
+import type { SepaSftpConnector } from '../../server/src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { operator } from '../../server/test/backoffice-harness.js';
 import { createMerchant, post, startTestPlatform, type TestPlatform } from '../../server/test/harness.js';
 import { fund } from '../../server/test/money-harness.js';
 import { PASSWORD } from '../../server/test/portal-harness.js';
-import { SSHD, type Sshd, startSshd } from '../../server/test/sshd-fixture.js';
+import {
+  payoutReturned,
+  type SepaSshd,
+  sendBankFile,
+  sshdMissing,
+  startSepaSshd,
+} from '../../server/test/sshd-fixture.js';
 import { axeViolations, ensureBackofficeBuilt, launchChromium, screenshot, SKIP_BROWSER } from './browser.js';
 
 const quietLog: FileLog = { info: () => {}, warn: () => {}, error: () => {} };
-const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
 
 describe(
   'a SEPA file channel on the Channels page of the back office in Chromium',
   { skip: SKIP_BROWSER || sshdMissing },
   () => {
-    let sshd: Sshd;
+    let sshd: SepaSshd;
     let platform: TestPlatform;
     let connector: SepaSftpConnector;
     let browser: Browser;
@@ -49,37 +53,9 @@ describe(
 
     before(async () => {
       ensureBackofficeBuilt();
-      sshd = await startSshd();
-      const channels = join(sshd.dir, 'channels.json');
-      writeFileSync(
-        channels,
-        JSON.stringify({
-          channels: [
-            {
-              name: 'bank',
-              kind: 'sepa-sftp',
-              methods: [],
-              payouts: ['EUR'],
-              host: '127.0.0.1',
-              port: sshd.port,
-              username: sshd.username,
-              privateKeyFile: sshd.clientKeyFile,
-              hostKey: sshd.hostKey,
-              uploadDir: sshd.uploadDir,
-              downloadDir: sshd.downloadDir,
-              debtor: { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
-              batchEvery: '600000ms',
-              pollEvery: '1s',
-              cutOff: '00:00',
-              timeoutMs: 3_000,
-            },
-          ],
-        }),
-      );
-      platform = await startTestPlatform({ env: { PAYGATE_CHANNELS: channels }, expectErrorLogs: true });
-      const found = platform.services.channels.get('bank');
-      assert.ok(found && isSepaSftp(found));
-      connector = found;
+      sshd = await startSepaSshd();
+      platform = await startTestPlatform({ env: sshd.env, expectErrorLogs: true });
+      connector = sshd.connector(platform);
 
       // A payout sent in a file, returned by the bank; and a file that does not parse.
       const merchant = await createMerchant(platform, 'Banco Paginas');
@@ -93,48 +69,27 @@ describe(
       });
       orderNo = created.body.data?.orderNo as string;
       assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
-      platform.advance(600_000);
-      const batch = await batchOnce(platform.services, connector, { log: quietLog });
-      assert.equal(batch.kind, 'built');
-      msgId = batch.kind === 'built' ? batch.msgId : '';
-      assert.deepEqual((await uploadOnce(platform.services, connector, { log: quietLog })).failed, []);
-      writeFileSync(
-        join(sshd.downloadDir, 'camt-return.xml'),
-        writeCamt054({
-          msgId: 'CN-PAGE-1',
-          createdAt: new Date(),
-          account: { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000' },
-          entries: [
+      msgId = await sendBankFile(platform, connector, quietLog);
+      sshd.notifies('camt-return.xml', 'CN-PAGE-1', [
+        payoutReturned(orderNo, '45.00', 'RET-PAGE-1'),
+        {
+          // A credit transfer whose creditor reference names no payment: kept as unmatched.
+          status: 'BOOK',
+          creditDebit: 'CRDT',
+          amount: '20.00',
+          currency: 'EUR',
+          bookingDate: '2026-12-01',
+          bankTransactionCode: { domain: 'PMNT', family: 'RCDT', subFamily: 'ESCT' },
+          transactions: [
             {
-              status: 'BOOK',
-              creditDebit: 'CRDT',
-              amount: '45.00',
-              currency: 'EUR',
-              bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'RRTN' },
-              transactions: [
-                { endToEndId: orderNo, accountServicerRef: 'RET-PAGE-1', amount: '45.00', returnReason: 'AC04' },
-              ],
-            },
-            {
-              // A credit transfer whose creditor reference names no payment: kept as unmatched.
-              status: 'BOOK',
-              creditDebit: 'CRDT',
+              accountServicerRef: 'CRD-PAGE-1',
               amount: '20.00',
-              currency: 'EUR',
-              bookingDate: '2026-12-01',
-              bankTransactionCode: { domain: 'PMNT', family: 'RCDT', subFamily: 'ESCT' },
-              transactions: [
-                {
-                  accountServicerRef: 'CRD-PAGE-1',
-                  amount: '20.00',
-                  creditorReferences: ['RF18539007547034'],
-                  debtor: { name: 'Ana Souza', iban: 'NL91ABNA0417164300' },
-                },
-              ],
+              creditorReferences: ['RF18539007547034'],
+              debtor: { name: 'Ana Souza', iban: 'NL91ABNA0417164300' },
             },
           ],
-        }),
-      );
+        },
+      ]);
       writeFileSync(join(sshd.downloadDir, 'garbled.xml'), '<Document><not-iso/></Document>');
       await readInboxOnce(platform.services, connector, { log: quietLog });
 

@@ -6,18 +6,17 @@
  * identifier it has, across merchants, with documents masked for the auditor.
  */
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeCamt054 } from '@paygate/iso20022';
 import type { Payout } from '@paygate/wire';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
-import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
-import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
+import type { FileLog } from '../src/modules/channels/sepa-sftp/outbox.js';
+import type { SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { createMerchant, databases, get, paymentInput, post, startTestPlatform, type TestPlatform } from './harness.js';
 import { fund } from './money-harness.js';
 import { control, type Simulator, startSimulator, stopSimulator, waitFor } from './pix-sim-harness.js';
-import { SSHD, type Sshd, startSshd } from './sshd-fixture.js';
+import { payoutReturned, type SepaSshd, sendBankFile, sshdMissing, startSepaSshd } from './sshd-fixture.js';
 import { BACKOFFICE, operator, type OperatorClient } from './backoffice-harness.js';
 
 interface Entry {
@@ -39,7 +38,6 @@ interface Found {
 }
 
 const quietLog: FileLog = { info: () => {}, warn: () => {}, error: () => {} };
-const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
 
 /** The timeline is oldest first, each entry `{at, kind, …}`. */
 function assertOrdered(timeline: Entry[]) {
@@ -201,43 +199,15 @@ for (const database of databases()) {
       skip: sshdMissing,
     },
     () => {
-      let sshd: Sshd;
+      let sshd: SepaSshd;
       let platform: TestPlatform;
       let connector: SepaSftpConnector;
       let finance: OperatorClient;
 
       before(async () => {
-        sshd = await startSshd();
-        const channels = join(sshd.dir, 'channels.json');
-        writeFileSync(
-          channels,
-          JSON.stringify({
-            channels: [
-              {
-                name: 'bank',
-                kind: 'sepa-sftp',
-                methods: [],
-                payouts: ['EUR'],
-                host: '127.0.0.1',
-                port: sshd.port,
-                username: sshd.username,
-                privateKeyFile: sshd.clientKeyFile,
-                hostKey: sshd.hostKey,
-                uploadDir: sshd.uploadDir,
-                downloadDir: sshd.downloadDir,
-                debtor: { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
-                batchEvery: '600000ms',
-                pollEvery: '1s',
-                cutOff: '00:00',
-                timeoutMs: 3_000,
-              },
-            ],
-          }),
-        );
-        platform = await startTestPlatform({ database, env: { PAYGATE_CHANNELS: channels }, expectErrorLogs: true });
-        const found = platform.services.channels.get('bank');
-        assert.ok(found && isSepaSftp(found));
-        connector = found;
+        sshd = await startSepaSshd();
+        platform = await startTestPlatform({ database, env: sshd.env, expectErrorLogs: true });
+        connector = sshd.connector(platform);
         finance = await operator(platform, 'finance');
       });
       after(async () => {
@@ -259,31 +229,8 @@ for (const database of databases()) {
         assert.equal(created.status, 200, JSON.stringify(created.body));
         const orderNo = created.body.data?.orderNo as string;
         assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
-        platform.advance(600_000);
-        const batch = await batchOnce(platform.services, connector, { log: quietLog });
-        assert.equal(batch.kind, 'built');
-        const msgId = batch.kind === 'built' ? batch.msgId : '';
-        assert.deepEqual((await uploadOnce(platform.services, connector, { log: quietLog })).failed, []);
-        writeFileSync(
-          join(sshd.downloadDir, 'camt-return.xml'),
-          writeCamt054({
-            msgId: 'CN-STORY-1',
-            createdAt: new Date(),
-            account: { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000' },
-            entries: [
-              {
-                status: 'BOOK',
-                creditDebit: 'CRDT',
-                amount: '45.00',
-                currency: 'EUR',
-                bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'RRTN' },
-                transactions: [
-                  { endToEndId: orderNo, accountServicerRef: 'RET-STORY-1', amount: '45.00', returnReason: 'AC04' },
-                ],
-              },
-            ],
-          }),
-        );
+        const msgId = await sendBankFile(platform, connector, quietLog);
+        sshd.notifies('camt-return.xml', 'CN-STORY-1', [payoutReturned(orderNo, '45.00', 'RET-STORY-1')]);
         await readInboxOnce(platform.services, connector, { log: quietLog });
 
         const story = (await finance.get<Story>(`${BACKOFFICE}/orders/${orderNo}`)).body.data as Story;

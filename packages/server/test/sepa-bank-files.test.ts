@@ -14,7 +14,7 @@
  * - IBANs as people write them, at create.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -38,7 +38,7 @@ import { operator, type OperatorClient } from './backoffice-harness.js';
 import { sepaChannelHealth } from '../src/modules/channels/sepa-sftp/health.js';
 import { readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
-import { isSepaSftp, type SepaSftpConnector, transferReference } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
+import { type SepaSftpConnector, transferReference } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { payoutDetail } from '../src/modules/portal/orders.js';
 import { assertBooksHealthy, balanceOf, eventsOf } from './money-harness.js';
 import {
@@ -50,12 +50,8 @@ import {
   type TestMerchant,
   type TestPlatform,
 } from './harness.js';
-import { SSHD, type Sshd, startSshd } from './sshd-fixture.js';
+import { confirmSepaPayout, DEBTOR, type SepaSshd, sshdMissing, startSepaSshd } from './sshd-fixture.js';
 
-/** Without Debian's openssh-server the suite is skipped here, and fails in CI (which must have it). */
-const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
-
-const DEBTOR = { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' };
 const PAYEE_IBAN = 'FR1420041010050500013M02606';
 /** Tuesday 1 December 2026, 12:00 in Brussels: the clock the cases start from. */
 const START = Date.parse('2026-12-01T11:00:00Z');
@@ -85,7 +81,7 @@ function countingMetrics() {
 
 for (const database of databases()) {
   describe(`bank files as banks send them, through OpenSSH (${database})`, { skip: sshdMissing }, () => {
-    let sshd: Sshd;
+    let sshd: SepaSshd;
     let platform: TestPlatform;
     let merchant: TestMerchant;
     let merchantId: bigint;
@@ -97,42 +93,20 @@ for (const database of databases()) {
     let fileNo = 0;
 
     before(async () => {
-      sshd = await startSshd();
-      const channels = join(sshd.dir, 'channels.json');
-      writeFileSync(
-        channels,
-        JSON.stringify({
-          channels: [
-            {
-              name: 'bank',
-              kind: 'sepa-sftp',
-              methods: [{ currency: 'EUR', code: 'SEPA' }],
-              payouts: ['EUR'],
-              host: '127.0.0.1',
-              port: sshd.port,
-              username: sshd.username,
-              privateKeyFile: sshd.clientKeyFile,
-              hostKey: sshd.hostKey,
-              uploadDir: sshd.uploadDir,
-              downloadDir: sshd.downloadDir,
-              debtor: DEBTOR,
-              batchEvery: `${BATCH_MS}ms`,
-              pollEvery: '1s',
-              cutOffs: ['15:00'],
-              timeoutMs: 3_000,
-            },
-          ],
-        }),
-      );
+      sshd = await startSepaSshd({
+        name: 'bank',
+        methods: [{ currency: 'EUR', code: 'SEPA' }],
+        batchEvery: `${BATCH_MS}ms`,
+        pollEvery: '1s',
+        cutOffs: ['15:00'],
+      });
       platform = await startTestPlatform({
         database,
-        env: { PAYGATE_CHANNELS: channels, PAYGATE_PAYMENT_EXPIRY: '3d', PAYGATE_RATE_LIMIT: '0' },
+        env: { ...sshd.env, PAYGATE_PAYMENT_EXPIRY: '3d', PAYGATE_RATE_LIMIT: '0' },
         now: () => clock,
         expectErrorLogs: true,
       });
-      const found = platform.services.channels.get('bank');
-      assert.ok(found && isSepaSftp(found));
-      connector = found;
+      connector = sshd.connector(platform);
       merchant = await createMerchant(platform);
       merchantId = await platform.services.merchants.idOf(merchant.accessKey);
     });
@@ -195,20 +169,8 @@ for (const database of databases()) {
     const payoutStatus = async (orderNo: string) =>
       (await platform.services.payouts.get(merchantId, { orderNo })).status;
 
-    async function confirmedPayout(amount: string, payee: Record<string, unknown> = {}): Promise<Payout> {
-      const created = await post<Payout>(platform, merchant, '/api/v1/payouts', {
-        merchantOrderNo: `S-${Math.random().toString(36).slice(2)}`,
-        currency: 'EUR',
-        amount,
-        webhookUrl: 'https://shop.example/webhook',
-        payee: { name: 'Ana Souza', accountNumber: PAYEE_IBAN, ...payee },
-      });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      const orderNo = created.body.data?.orderNo as string;
-      const confirmed = await post<Payout>(platform, merchant, '/api/v1/payouts/confirm', { orderNo });
-      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
-      return confirmed.body.data as Payout;
-    }
+    const confirmedPayout = (amount: string, payee: Record<string, unknown> = {}) =>
+      confirmSepaPayout(platform, merchant, amount, { accountNumber: PAYEE_IBAN, ...payee });
 
     /** Closes the open batch (the clock moved past its close) and uploads it; its MsgId. */
     async function batchAndUpload(advanceMs = BATCH_MS): Promise<string> {
@@ -691,43 +653,21 @@ for (const database of databases()) {
   });
 
   describe(`SEPA Instant through OpenSSH (${database})`, { skip: sshdMissing }, () => {
-    let sshd: Sshd;
+    let sshd: SepaSshd;
     let platform: TestPlatform;
     let merchant: TestMerchant;
     let connector: SepaSftpConnector;
     const clock = Date.parse('2026-12-05T10:00:00.300Z'); // a Saturday: instant transfers run every day
 
     before(async () => {
-      sshd = await startSshd();
-      const channels = join(sshd.dir, 'channels.json');
-      writeFileSync(
-        channels,
-        JSON.stringify({
-          channels: [
-            {
-              name: 'instant',
-              kind: 'sepa-sftp',
-              methods: [{ currency: 'EUR', code: 'SEPA' }],
-              payouts: ['EUR'],
-              host: '127.0.0.1',
-              port: sshd.port,
-              username: sshd.username,
-              privateKeyFile: sshd.clientKeyFile,
-              hostKey: sshd.hostKey,
-              uploadDir: sshd.uploadDir,
-              downloadDir: sshd.downloadDir,
-              debtor: DEBTOR,
-              batchEvery: '1h',
-              instant: true,
-              timeoutMs: 3_000,
-            },
-          ],
-        }),
-      );
-      platform = await startTestPlatform({ database, env: { PAYGATE_CHANNELS: channels }, now: () => clock });
-      const found = platform.services.channels.get('instant');
-      assert.ok(found && isSepaSftp(found));
-      connector = found;
+      sshd = await startSepaSshd({
+        name: 'instant',
+        methods: [{ currency: 'EUR', code: 'SEPA' }],
+        batchEvery: '1h',
+        instant: true,
+      });
+      platform = await startTestPlatform({ database, env: sshd.env, now: () => clock });
+      connector = sshd.connector(platform);
       merchant = await createMerchant(platform);
     });
 

@@ -15,23 +15,17 @@ import type { Payout } from '@paygate/wire';
 import { isTargetDay } from '../src/modules/channels/sepa-sftp/execution-date.js';
 import { applyFile, readInboxOnce } from '../src/modules/channels/sepa-sftp/inbox.js';
 import { batchOnce, type FileLog, uploadOnce } from '../src/modules/channels/sepa-sftp/outbox.js';
-import { isSepaSftp, type SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
+import type { SepaSftpConnector } from '../src/modules/channels/sepa-sftp/sepa-sftp.js';
 import { SftpSession } from '../src/modules/channels/sepa-sftp/sftp.js';
 import { payoutDetail } from '../src/modules/portal/orders.js';
 import { camt054Lines, reconcile } from '../src/modules/reconciliation/service.js';
 import { balanceOf, fund } from './money-harness.js';
 import { createMerchant, databases, post, startTestPlatform, type TestMerchant, type TestPlatform } from './harness.js';
-import { SSHD, type Sshd, startSshd } from './sshd-fixture.js';
+import { BANK_BATCH_MS, confirmSepaPayout, DEBTOR, type SepaSshd, sshdMissing, startSepaSshd } from './sshd-fixture.js';
 import { PASSWORD, portalUser } from './portal-harness.js';
 import { ensurePortalBuilt, launchChromium } from '../../portal/test/chromium.js';
 
-/** Without Debian's openssh-server the suite is skipped here, and fails in CI (which must have it). */
-const sshdMissing = !existsSync(SSHD) && !process.env.CI && `${SSHD} is not installed (apt-get install openssh-server)`;
-
-const DEBTOR = { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' };
 const IBANS = ['FR1420041010050500013M02606', 'DE02120300000000202051', 'NL91ABNA0417164300', 'BE68539007547034'];
-/** Long, so that no batch closes by real time while a case confirms its payouts: the cases move the clock. */
-const BATCH_MS = 600_000;
 
 /** A logger keeping what the steps say. */
 function memoryLog(): FileLog & { lines: { level: string; msg: string; object: object }[] } {
@@ -42,7 +36,7 @@ function memoryLog(): FileLog & { lines: { level: string; msg: string; object: o
 
 for (const database of databases()) {
   describe(`sepa-sftp through OpenSSH (${database})`, { skip: sshdMissing }, () => {
-    let sshd: Sshd;
+    let sshd: SepaSshd;
     let platform: TestPlatform;
     let merchant: TestMerchant;
     let connector: SepaSftpConnector;
@@ -51,38 +45,9 @@ for (const database of databases()) {
     let fileNo = 0;
 
     before(async () => {
-      sshd = await startSshd();
-      const channels = join(sshd.dir, 'channels.json');
-      writeFileSync(
-        channels,
-        JSON.stringify({
-          channels: [
-            {
-              name: 'bank',
-              kind: 'sepa-sftp',
-              methods: [],
-              payouts: ['EUR'],
-              host: '127.0.0.1',
-              port: sshd.port,
-              username: sshd.username,
-              privateKeyFile: sshd.clientKeyFile,
-              hostKey: sshd.hostKey,
-              uploadDir: sshd.uploadDir,
-              downloadDir: sshd.downloadDir,
-              debtor: DEBTOR,
-              batchEvery: `${BATCH_MS}ms`,
-              pollEvery: '1s',
-              // Every file is for the next business day: its date is never the day it was built.
-              cutOff: '00:00',
-              timeoutMs: 3_000,
-            },
-          ],
-        }),
-      );
-      platform = await startTestPlatform({ database, env: { PAYGATE_CHANNELS: channels }, expectErrorLogs: true });
-      const found = platform.services.channels.get('bank');
-      assert.ok(found && isSepaSftp(found));
-      connector = found;
+      sshd = await startSepaSshd();
+      platform = await startTestPlatform({ database, env: sshd.env, expectErrorLogs: true });
+      connector = sshd.connector(platform);
       merchant = await createMerchant(platform);
       await fund(platform, merchant, '100000.00', 'EUR');
     });
@@ -94,19 +59,9 @@ for (const database of databases()) {
 
     /** A confirmed EUR payout to the sepa channel. */
     async function confirmedPayout(amount: string, payee: Record<string, unknown> = {}): Promise<Payout> {
-      const created = await post<Payout>(platform, merchant, '/api/v1/payouts', {
-        merchantOrderNo: `S-${Math.random().toString(36).slice(2)}`,
-        currency: 'EUR',
-        amount,
-        webhookUrl: 'https://shop.example/webhook',
-        payee: { name: 'Ana Souza', accountNumber: IBANS[0], ...payee },
-      });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      const orderNo = created.body.data?.orderNo as string;
-      const confirmed = await post<Payout>(platform, merchant, '/api/v1/payouts/confirm', { orderNo });
-      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
-      assert.equal(confirmed.body.data?.status, 'PROCESSING');
-      return confirmed.body.data as Payout;
+      const payout = await confirmSepaPayout(platform, merchant, amount, { accountNumber: IBANS[0], ...payee });
+      assert.equal(payout.status, 'PROCESSING');
+      return payout;
     }
 
     const status = async (orderNo: string) =>
@@ -115,7 +70,7 @@ for (const database of databases()) {
 
     /** Closes the batch now (the clock moved past batchEvery) and uploads it; its MsgId. */
     async function batchAndUpload(): Promise<string> {
-      platform.advance(BATCH_MS);
+      platform.advance(BANK_BATCH_MS);
       const batch = await batchOnce(platform.services, connector, options);
       assert.equal(batch.kind, 'built', JSON.stringify(batch));
       const upload = await uploadOnce(platform.services, connector, options);
@@ -244,7 +199,7 @@ for (const database of databases()) {
       const files = async () =>
         (await platform.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sepa_files')).rows[0]?.n;
       const before = await files();
-      platform.advance(BATCH_MS);
+      platform.advance(BANK_BATCH_MS);
       const metrics = {
         counted: [] as string[],
         sepaFile: (_c: string, what: string) => metrics.counted.push(what),
@@ -480,7 +435,7 @@ for (const database of databases()) {
 
     it('two steps at once (as two instances would): one batch from the payouts, one upload of it', async () => {
       const payouts = [await confirmedPayout('7.00'), await confirmedPayout('8.00'), await confirmedPayout('9.00')];
-      platform.advance(BATCH_MS);
+      platform.advance(BANK_BATCH_MS);
       const batches = await Promise.all([
         batchOnce(platform.services, connector, options),
         batchOnce(platform.services, connector, options),
@@ -506,7 +461,7 @@ for (const database of databases()) {
 
     it('SFTP down, then back: the stored file is uploaded once; a file that had arrived is not sent twice', async () => {
       await confirmedPayout('40.00');
-      platform.advance(BATCH_MS);
+      platform.advance(BANK_BATCH_MS);
       const batch = await batchOnce(platform.services, connector, options);
       assert.equal(batch.kind, 'built');
       const msgId = batch.kind === 'built' ? batch.msgId : '';

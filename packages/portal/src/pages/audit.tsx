@@ -1,7 +1,6 @@
 import { API_BASE, api, queryString } from '../api';
 import { AUDIT_ACTIONS, auditSentence } from '../audit-sentences';
 import { Field, LoadStatus, PageHeading, TeamTabs, Time, useAsync } from '../components';
-import { fromLocalInput } from '../format';
 import { DateRangeFields, FilterActions, submitFilters } from '../lists';
 import { useLocation, usePageTitle } from '../router';
 import { DataTable } from '../table';
@@ -23,12 +22,7 @@ export function AuditPage() {
     [query],
   );
 
-  const submit = submitFilters('/audit', (field) => ({
-    person: field('person'),
-    action: field('action'),
-    from: fromLocalInput(field('from')),
-    to: fromLocalInput(field('to')),
-  }));
+  const submit = submitFilters('/audit', ['person', 'action', 'from', 'to']);
 
   return (
     <>

@@ -1,7 +1,7 @@
 import type { FormEvent } from 'react';
 import { useAction } from '../action';
 import { api, queryString } from '../api';
-import { ActionStatus, Card, Field, LoadStatus, PageHeading, StatusBadge, Time, useAsync } from '../components';
+import { ActionStatus, Card, LoadStatus, PageHeading, StatusBadge, Time, useAsync } from '../components';
 import { fromLocalInput, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../format';
 import {
   DateRangeFields,
@@ -11,6 +11,7 @@ import {
   OrderLink,
   orderPath,
   Pager,
+  SelectFilter,
   submitFilters,
   TotalLine,
   useListState,
@@ -22,6 +23,7 @@ import { ACTIONS_COLUMN, DataTable } from '../table';
 import type { CountedPage, EventSummary, RecoverResult } from '../types';
 
 const DELIVERY = ['pending', 'delivered', 'failed'];
+const ORDER_TYPES = ['PAYMENT', 'PAYOUT'];
 const ORDER_STATUSES = [...new Set([...PAYMENT_STATUSES, ...PAYOUT_STATUSES])].filter(
   (s) => s !== 'PENDING' && s !== 'PROCESSING',
 );
@@ -35,33 +37,19 @@ interface EventFilters {
 }
 
 function EventFilterForm({ filters }: { filters: EventFilters }) {
-  const submit = submitFilters('/events', (field) => ({
-    status: field('status'),
-    type: field('type'),
-    orderStatus: field('orderStatus'),
-    from: fromLocalInput(field('from')),
-    to: fromLocalInput(field('to')),
-  }));
-  const select = (name: keyof EventFilters, label: string, any: string, options: readonly string[]) => (
-    <Field label={label}>
-      {(props) => (
-        <select {...props} name={name} defaultValue={String(filters[name] ?? '')}>
-          <option value="">{any}</option>
-          {options.map((o) => (
-            <option key={o} value={o}>
-              {o}
-            </option>
-          ))}
-        </select>
-      )}
-    </Field>
-  );
+  const submit = submitFilters('/events', ['status', 'type', 'orderStatus', 'from', 'to']);
   return (
     <FilterPanel>
       <form className="filters" onSubmit={submit} aria-label="Filter events" key={JSON.stringify(filters)}>
-        {select('status', 'Delivery', 'Any delivery', DELIVERY)}
-        {select('type', 'Type', 'Payments and payouts', ['PAYMENT', 'PAYOUT'])}
-        {select('orderStatus', 'Order status', 'Any order status', ORDER_STATUSES)}
+        <SelectFilter label="Delivery" name="status" value={filters.status} any="Any delivery" options={DELIVERY} />
+        <SelectFilter label="Type" name="type" value={filters.type} any="Payments and payouts" options={ORDER_TYPES} />
+        <SelectFilter
+          label="Order status"
+          name="orderStatus"
+          value={filters.orderStatus}
+          any="Any order status"
+          options={ORDER_STATUSES}
+        />
         <DateRangeFields from={filters.from} to={filters.to} />
         <FilterActions path="/events" />
       </form>

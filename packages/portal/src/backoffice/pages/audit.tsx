@@ -2,13 +2,11 @@
  * The whole audit trail, filtered by operator, merchant, action and time; its CSV; and the
  * verification of its hash chain.
  */
-import type { FormEvent } from 'react';
 import { Card, Field, LoadStatus, PageHeading, useAsync } from '../../components';
-import { fromLocalInput } from '../../format';
-import { DateRangeFields, FilterActions, FilterPanel } from '../../lists';
+import { DateRangeFields, FilterActions, FilterPanel, numberOrUndefined, submitFilters } from '../../lists';
 import { DataTable } from '../../table';
 import { api, downloadUrl, queryString } from '../../api';
-import { navigate, useLocation, usePageTitle } from '../../router';
+import { useLocation, usePageTitle } from '../../router';
 import { Time } from '../time';
 import type { AuditEntry } from '../types';
 
@@ -31,21 +29,7 @@ export function AuditPage() {
       >('/audit/verify'),
     [],
   );
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const field = (name: string) => String(form.get(name) ?? '').trim();
-    navigate(
-      '/audit' +
-        queryString({
-          operator: field('operator'),
-          merchant: field('merchant'),
-          action: field('action'),
-          from: fromLocalInput(field('from')),
-          to: fromLocalInput(field('to')),
-        }),
-    );
-  };
+  const submit = submitFilters('/audit', FILTERS);
   return (
     <>
       <PageHeading>Audit trail</PageHeading>
@@ -77,10 +61,7 @@ export function AuditPage() {
           <Field label="Action" hint="For example adjustment.approved.">
             {(props) => <input {...props} name="action" defaultValue={filters.action} />}
           </Field>
-          <DateRangeFields
-            from={filters.from ? Number(filters.from) : undefined}
-            to={filters.to ? Number(filters.to) : undefined}
-          />
+          <DateRangeFields from={numberOrUndefined(filters.from)} to={numberOrUndefined(filters.to)} />
           <FilterActions path="/audit" />
         </form>
       </FilterPanel>

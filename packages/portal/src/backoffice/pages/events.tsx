@@ -3,14 +3,23 @@
  * of one merchant's failed deliveries in a time range (same ids and bodies, signed afresh), with
  * the reason it is done and how many it made due again.
  */
-import { type FormEvent, useEffect, useState } from 'react';
+import type { FormEvent } from 'react';
 import { useAction } from '../../action';
 import { ActionStatus, Card, Field, LoadStatus, PageHeading, StatusBadge, useAsync } from '../../components';
 import { fromLocalInput } from '../../format';
-import { DateRangeFields, FilterActions, FilterPanel, Pager } from '../../lists';
+import {
+  DateRangeFields,
+  FilterActions,
+  FilterPanel,
+  numberOrUndefined,
+  Pager,
+  submitFilters,
+  usePages,
+} from '../../lists';
 import { ACTIONS_COLUMN, DataTable } from '../../table';
 import { api, queryString } from '../../api';
-import { Link, navigate, useLocation, usePageTitle } from '../../router';
+import { Link, useLocation, usePageTitle } from '../../router';
+import { MerchantFilter, OrderTypeFilter } from '../filters';
 import { useCan } from '../session';
 import { Time } from '../time';
 import type { EventView } from '../types';
@@ -26,18 +35,14 @@ export function EventsPage() {
     to: search.get('to') ?? '',
   };
   const key = search.toString();
-  const [pages, setPages] = useState<{ key: string; stack: string[] }>({ key, stack: [] });
-  useEffect(() => {
-    if (pages.key !== key) setPages({ key, stack: [] });
-  }, [key, pages.key]);
-  const stack = pages.key === key ? pages.stack : [];
-  const cursor = stack.at(-1);
+  const pages = usePages(key);
+  const status = filters.status === 'any' ? '' : filters.status;
   const list = useAsync(
     () =>
       api.get<{ items: EventView[]; nextCursor: string | null }>(
-        `/events${queryString({ ...filters, status: filters.status === 'any' ? '' : filters.status, pageSize: 20, cursor })}`,
+        `/events${queryString({ ...filters, status, pageSize: 20, cursor: pages.cursor })}`,
       ),
-    [key, cursor],
+    [key, pages.cursor],
   );
   const support = useCan('support');
   const action = useAction();
@@ -50,21 +55,7 @@ export function EventsPage() {
       },
       { name: event.eventId },
     );
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const field = (name: string) => String(form.get(name) ?? '').trim();
-    navigate(
-      '/events' +
-        queryString({
-          status: field('status') === 'failed' ? '' : field('status'),
-          type: field('type'),
-          merchant: field('merchant'),
-          from: fromLocalInput(field('from')),
-          to: fromLocalInput(field('to')),
-        }),
-    );
-  };
+  const submit = submitFilters('/events', ['status', 'type', 'merchant', 'from', 'to'], { status: 'failed' });
 
   return (
     <>
@@ -83,22 +74,9 @@ export function EventsPage() {
               </select>
             )}
           </Field>
-          <Field label="Type">
-            {(props) => (
-              <select {...props} name="type" defaultValue={filters.type}>
-                <option value="">All types</option>
-                <option value="PAYMENT">Payments</option>
-                <option value="PAYOUT">Payouts</option>
-              </select>
-            )}
-          </Field>
-          <Field label="Merchant" hint="Its access key.">
-            {(props) => <input {...props} name="merchant" maxLength={100} defaultValue={filters.merchant} />}
-          </Field>
-          <DateRangeFields
-            from={filters.from ? Number(filters.from) : undefined}
-            to={filters.to ? Number(filters.to) : undefined}
-          />
+          <OrderTypeFilter value={filters.type} />
+          <MerchantFilter value={filters.merchant} />
+          <DateRangeFields from={numberOrUndefined(filters.from)} to={numberOrUndefined(filters.to)} />
           <FilterActions path="/events" />
         </form>
       </FilterPanel>
@@ -171,10 +149,10 @@ export function EventsPage() {
             )}
           </DataTable>
           <Pager
-            pageNumber={stack.length + 1}
+            pageNumber={pages.pageNumber}
             nextCursor={list.data.nextCursor}
-            onNext={(next) => setPages({ key, stack: [...stack, next] })}
-            onPrevious={() => setPages({ key, stack: stack.slice(0, -1) })}
+            onNext={pages.next}
+            onPrevious={pages.previous}
           />
         </>
       ) : null}

@@ -3,13 +3,25 @@
  * merchant order numbers, channel trade numbers, Pix txid/endToEndId, SEPA MsgId/EndToEndId,
  * documents and accounts, amounts) and filters; newest first, a page at a time, a CSV export.
  */
-import { type FormEvent, useEffect, useState } from 'react';
 import { Field, LoadStatus, PageHeading, StatusBadge, useAsync } from '../../components';
-import { CURRENCIES, formatMoney, fromLocalInput, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../../format';
-import { DateRangeFields, FilterActions, FilterPanel, LinkedRow, Pager } from '../../lists';
+import { CURRENCIES, formatMoney, PAYMENT_STATUSES, PAYOUT_STATUSES } from '../../format';
+import {
+  CurrencyFilter,
+  DateRangeFields,
+  FilterActions,
+  FilterPanel,
+  LinkedRow,
+  numberOrUndefined,
+  PageSizeField,
+  Pager,
+  StatusFilter,
+  submitFilters,
+  usePages,
+} from '../../lists';
 import { DataTable } from '../../table';
 import { api, downloadUrl, queryString } from '../../api';
-import { Link, navigate, useLocation, usePageTitle } from '../../router';
+import { Link, useLocation, usePageTitle } from '../../router';
+import { MerchantFilter, OrderTypeFilter } from '../filters';
 import { Time } from '../time';
 import type { OrderItem } from '../types';
 
@@ -26,37 +38,16 @@ export function SearchPage() {
     string
   >;
   const key = search.toString();
-  const [cursors, setCursors] = useState<{ key: string; stack: string[] }>({ key, stack: [] });
-  useEffect(() => {
-    if (cursors.key !== key) setCursors({ key, stack: [] });
-  }, [key, cursors.key]);
-  const stack = cursors.key === key ? cursors.stack : [];
-  const cursor = stack.at(-1);
+  const pages = usePages(key);
   const query = { ...filters, pageSize: filters.pageSize || '20' };
   const results = useAsync(
-    () => api.get<{ items: OrderItem[]; nextCursor?: string }>(`/orders${queryString({ ...query, cursor })}`),
-    [key, cursor],
+    () =>
+      api.get<{ items: OrderItem[]; nextCursor?: string }>(`/orders${queryString({ ...query, cursor: pages.cursor })}`),
+    [key, pages.cursor],
   );
   const { pageSize: _pageSize, ...exported } = filters;
 
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const field = (name: string) => String(form.get(name) ?? '').trim();
-    navigate(
-      '/search' +
-        queryString({
-          q: field('q'),
-          type: field('type'),
-          status: field('status'),
-          merchant: field('merchant'),
-          currency: field('currency'),
-          from: fromLocalInput(field('from')),
-          to: fromLocalInput(field('to')),
-          pageSize: field('pageSize') === '20' ? '' : field('pageSize'),
-        }),
-    );
-  };
+  const submit = submitFilters('/search', FILTERS, { pageSize: '20' });
 
   return (
     <>
@@ -78,59 +69,12 @@ export function SearchPage() {
         </div>
         <FilterPanel>
           <div className="filters">
-            <Field label="Type">
-              {(props) => (
-                <select {...props} name="type" defaultValue={filters.type}>
-                  <option value="">All types</option>
-                  <option value="PAYMENT">Payments</option>
-                  <option value="PAYOUT">Payouts</option>
-                </select>
-              )}
-            </Field>
-            <Field label="Status">
-              {(props) => (
-                <select {...props} name="status" defaultValue={filters.status}>
-                  <option value="">Any status</option>
-                  {STATUSES.map((s) => (
-                    <option key={s} value={s}>
-                      {s}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <Field label="Merchant" hint="Its access key.">
-              {(props) => (
-                <input {...props} type="text" name="merchant" maxLength={100} defaultValue={filters.merchant} />
-              )}
-            </Field>
-            <Field label="Currency">
-              {(props) => (
-                <select {...props} name="currency" defaultValue={filters.currency}>
-                  <option value="">All currencies</option>
-                  {CURRENCIES.map((c) => (
-                    <option key={c} value={c}>
-                      {c}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-            <DateRangeFields
-              from={filters.from ? Number(filters.from) : undefined}
-              to={filters.to ? Number(filters.to) : undefined}
-            />
-            <Field label="Per page">
-              {(props) => (
-                <select {...props} name="pageSize" defaultValue={filters.pageSize || '20'}>
-                  {[10, 20, 50, 100].map((n) => (
-                    <option key={n} value={n}>
-                      {n}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
+            <OrderTypeFilter value={filters.type} />
+            <StatusFilter statuses={STATUSES} value={filters.status} />
+            <MerchantFilter value={filters.merchant} />
+            <CurrencyFilter currencies={CURRENCIES} value={filters.currency} />
+            <DateRangeFields from={numberOrUndefined(filters.from)} to={numberOrUndefined(filters.to)} />
+            <PageSizeField value={filters.pageSize || '20'} />
             <FilterActions path="/search" />
           </div>
         </FilterPanel>
@@ -192,10 +136,10 @@ export function SearchPage() {
             )}
           </DataTable>
           <Pager
-            pageNumber={stack.length + 1}
+            pageNumber={pages.pageNumber}
             nextCursor={results.data.nextCursor}
-            onNext={(next) => setCursors({ key, stack: [...stack, next] })}
-            onPrevious={() => setCursors({ key, stack: stack.slice(0, -1) })}
+            onNext={pages.next}
+            onPrevious={pages.previous}
           >
             <a className="button" href={downloadUrl(`/orders/export.csv${queryString(exported)}`)} download>
               Export CSV
