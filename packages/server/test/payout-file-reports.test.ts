@@ -1,7 +1,7 @@
 /**
  * `PayoutService.applyChannelReports`, the path a bank file's final reports take (thousands of
- * payouts in one transaction): each report decided as `applyChannelReport` decides one, the common
- * case in one UPDATE, and a payout another transaction moves meanwhile decided under its lock.
+ * payouts in one transaction): each report decided as `applyChannelReport` decides one, and a
+ * payout another transaction moves meanwhile decided as it is once locked.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -534,94 +534,21 @@ export class Payouts {
    * Applies many reports of one channel at once, inside the caller's transaction (a bank file
    * settling thousands of payouts): each exactly as `applyChannelReport` decides it — a repeat or
    * a late SUCCEEDED after REFUNDED changes nothing, a move the state table has not is refused —
-   * their settles and releases posted together and their events written together. Only SUCCEEDED
-   * and FAILED (the final reports a file brings). Answers each order's outcome.
-   *
-   * The common case, every payout this channel's and free to move, is one UPDATE that locks and
-   * moves the rows together (no SELECT … FOR UPDATE before it: on the embedded database the lock
-   * alone wrote every row once more). What it leaves (an order unknown, another channel's, final
-   * already, moved meanwhile by another transaction, or named twice in the file) is decided row
-   * by row under its lock, as before.
+   * with every row locked in one statement (in id order), the moves written in one UPDATE, their
+   * settles and releases posted together and their events written together. Only SUCCEEDED and
+   * FAILED (the final reports a file brings). Answers each order's outcome.
    */
   async applyChannelReports(
     tx: Queryable,
     channel: string,
-    reports: readonly ChannelFinalReport[],
-  ): Promise<Map<string, ChannelReportOutcome>> {
-    const outcomes = new Map<string, ChannelReportOutcome>();
+    reports: readonly {
+      readonly orderNo: string;
+      readonly status: 'SUCCEEDED' | 'FAILED';
+      readonly channelTradeNo?: string;
+    }[],
+  ): Promise<Map<string, 'applied' | 'unchanged' | 'ignored' | 'unknown_order' | 'wrong_channel'>> {
+    const outcomes = new Map<string, 'applied' | 'unchanged' | 'ignored' | 'unknown_order' | 'wrong_channel'>();
     if (reports.length === 0) return outcomes;
-    const now = new Date(this.now());
-    // The first report of each order goes in the one statement; a repeat is decided after it.
-    const first = new Map<string, ChannelFinalReport>();
-    const repeats: ChannelFinalReport[] = [];
-    for (const report of reports) {
-      if (first.has(report.orderNo)) repeats.push(report);
-      else first.set(report.orderNo, report);
-    }
-    const direct = [...first.values()];
-    const moved = await tx.query<PayoutRow & { from_status: string }>(
-      `UPDATE payouts p
-          SET status = t.status, channel_trade_no = COALESCE(t.channel_trade_no, p.channel_trade_no, t.fresh_trade_no),
-              updated_at = $5, finalized_at = $5
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(order_no, status, channel_trade_no, fresh_trade_no),
-              payouts was
-        WHERE p.order_no = t.order_no AND was.id = p.id AND p.channel = $6
-          -- Rechecked on the row as it is once locked: one moved meanwhile is left to the path below.
-          AND p.status = was.status
-          AND p.status = ANY(CASE t.status WHEN 'SUCCEEDED' THEN $7::text[] ELSE $8::text[] END)
-        RETURNING was.status AS from_status, ${PAYOUT_COLUMNS.split(',')
-          .map((column) => `p.${column.trim()}`)
-          .join(', ')}`,
-      [
-        direct.map((report) => report.orderNo),
-        direct.map((report) => report.status),
-        direct.map((report) => report.channelTradeNo ?? null),
-        direct.map(() => channelTradeNo(now)),
-        now,
-        channel,
-        MOVES_INTO.SUCCEEDED,
-        MOVES_INTO.FAILED,
-      ],
-    );
-    const moves: PayoutMove[] = moved.rows.map(({ from_status: from, ...row }) => ({ row, from }));
-    for (const move of moves) outcomes.set(move.row.order_no, 'applied');
-    const rest = [...direct.filter((report) => !outcomes.has(report.orderNo)), ...repeats];
-    if (rest.length > 0) moves.push(...(await this.moveLocked(tx, channel, rest, now, outcomes)));
-    if (moves.length === 0) return outcomes;
-    const rows = moves.map((move) => move.row);
-    await this.ledger.settleOrReleasePayouts(
-      tx,
-      rows.map((row) => ({ ...row, status: row.status as 'SUCCEEDED' | 'FAILED' })),
-      now,
-    );
-    await recordTransitions(
-      tx,
-      moves.map((move) => ({
-        orderType: 'PAYOUT' as const,
-        orderNo: move.row.order_no,
-        merchantId: move.row.merchant_id,
-        from: move.from,
-        to: move.row.status,
-        cause: 'bank_file' as const,
-      })),
-      now,
-    );
-    await writeEvents(tx, rows.map(payoutEvent), now);
-    return outcomes;
-  }
-
-  /**
-   * `applyChannelReports`' reports that its one statement did not move, each decided under its
-   * row's lock (rows locked in id order); the moves it makes are written in one UPDATE and
-   * answered with the status each left, for the caller to post.
-   */
-  private async moveLocked(
-    tx: Queryable,
-    channel: string,
-    reports: readonly ChannelFinalReport[],
-    now: Date,
-    outcomes: Map<string, ChannelReportOutcome>,
-  ): Promise<PayoutMove[]> {
     const locked = await tx.query<PayoutRow>(
       `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE order_no = ANY($1::text[]) ORDER BY id FOR UPDATE`,
       [reports.map((report) => report.orderNo)],
@@ -643,7 +570,8 @@ export class Payouts {
         moves.push({ row, from, status: report.status, channelTradeNo: report.channelTradeNo ?? row.channel_trade_no });
       }
     }
-    if (moves.length === 0) return [];
+    if (moves.length === 0) return outcomes;
+    const now = new Date(this.now());
     const updated = await tx.query<PayoutRow>(
       `UPDATE payouts p SET status = t.status, channel_trade_no = COALESCE(t.channel_trade_no, p.channel_trade_no),
               updated_at = $4, finalized_at = $4
@@ -659,8 +587,25 @@ export class Payouts {
         now,
       ],
     );
-    const from = new Map(moves.map((move) => [move.row.id, move.from]));
-    return updated.rows.map((row) => ({ row, from: from.get(row.id) as string }));
+    await this.ledger.settleOrReleasePayouts(
+      tx,
+      updated.rows.map((row) => ({ ...row, status: row.status as 'SUCCEEDED' | 'FAILED' })),
+      now,
+    );
+    await recordTransitions(
+      tx,
+      moves.map((move) => ({
+        orderType: 'PAYOUT' as const,
+        orderNo: move.row.order_no,
+        merchantId: move.row.merchant_id,
+        from: move.from,
+        to: move.status,
+        cause: 'bank_file' as const,
+      })),
+      now,
+    );
+    await writeEvents(tx, updated.rows.map(payoutEvent), now);
+    return outcomes;
   }
 
   /**
@@ -882,33 +827,6 @@ function withoutPayee(error: unknown): unknown {
     }
   }
   return error;
-}
-
-/** A final report of a file for one payout (`applyChannelReports`). */
-export interface ChannelFinalReport {
-  readonly orderNo: string;
-  readonly status: 'SUCCEEDED' | 'FAILED';
-  readonly channelTradeNo?: string;
-}
-
-export type ChannelReportOutcome = 'applied' | 'unchanged' | 'ignored' | 'unknown_order' | 'wrong_channel';
-
-/** A payout moved by a file, as written, with the status it left. */
-interface PayoutMove {
-  readonly row: PayoutRow;
-  readonly from: string;
-}
-
-/** The statuses a payout may leave for each final status a file reports (the state table's). */
-const MOVES_INTO = {
-  SUCCEEDED: movesInto('SUCCEEDED'),
-  FAILED: movesInto('FAILED'),
-} as const;
-
-function movesInto(to: PayoutStatus): string[] {
-  return Object.entries(PAYOUT_STATES.moves)
-    .filter(([, next]) => next.includes(to))
-    .map(([from]) => from);
 }
 
 function channelTradeNo(now: Date): string {
