@@ -12,20 +12,7 @@ import { SetupPage, SignInPage } from './pages/auth';
 import { RequiredSetup, SecondFactorSignIn } from './pages/second-factor';
 import { navigate, useLocation } from './router';
 import { StepUpDialog } from './stepup';
-
-/** What the pages before the app read of a session; the portal's and the back office's both have it. */
-export interface DoorSession {
-  readonly csrfToken: string;
-  readonly secondFactor: {
-    readonly enabled: boolean;
-    readonly totp: boolean;
-    readonly passkeys: boolean;
-    /** The session waits for the code of its sign-in. */
-    readonly pending: boolean;
-    /** Always of an operator; of a merchant's people when its owners say so. */
-    readonly required: boolean;
-  };
-}
+import type { DoorSession } from './types';
 
 /** One app's words on the pages before it, and where it sends the address on the way in and out. */
 export interface Door<S extends DoorSession> {

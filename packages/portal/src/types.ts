@@ -39,3 +39,20 @@ export type StatusTotal = wire.StatusTotal;
 export type CountedPage<T> = wire.CountedPage<T>;
 export type Overview = wire.Overview;
 export type RecoverResult = wire.RecoverResult;
+
+/**
+ * What the pages before an app (door.tsx, the sign-in and second-factor pages) read of a session;
+ * the portal's and the back office's both have it.
+ */
+export interface DoorSession {
+  readonly csrfToken: string;
+  readonly secondFactor: {
+    readonly enabled: boolean;
+    readonly totp: boolean;
+    readonly passkeys: boolean;
+    /** The session waits for the code of its sign-in. */
+    readonly pending: boolean;
+    /** Always of an operator; of a merchant's people when its owners say so. */
+    readonly required: boolean;
+  };
+}

@@ -8,7 +8,7 @@ import { type FormEvent, type ReactNode, useState } from 'react';
 import { useAction } from '../action';
 import { ApiError, api, setCsrfToken } from '../api';
 import { AuthCard, ErrorAlert, Field } from '../components';
-import type { DoorSession } from '../door';
+import type { DoorSession } from '../types';
 import { navigate, useLocation, usePageTitle } from '../router';
 
 function signInError(error: unknown): unknown {

@@ -3,7 +3,7 @@ import { type FormEvent, useState } from 'react';
 import { useAction } from '../action';
 import { ApiError, api, setCsrfToken } from '../api';
 import { AuthCard, ErrorAlert, Field, Notice, SubmitButton } from '../components';
-import type { DoorSession } from '../door';
+import type { DoorSession } from '../types';
 import { usePageTitle } from '../router';
 
 function codeError(error: unknown): unknown {
