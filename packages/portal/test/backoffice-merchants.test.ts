@@ -197,7 +197,7 @@ describe(
       await card.getByLabel('Channel').selectOption('sim');
       await card.getByLabel('Day (UTC)').fill('2026-01-15');
       await card
-        .getByLabel('Settlement file (CSV)')
+        .getByLabel('Settlement file (CSV or camt.054)')
         .fill(
           'type,id,reference,status,currency,amount,paid_amount,fee,updated_at\n' +
             'charge,ch_1,P-NOT-OURS,paid,BRL,10.00,10.00,0.10,2026-01-15T12:00:00Z\n',

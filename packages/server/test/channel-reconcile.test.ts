@@ -15,6 +15,7 @@ import {
   type ReconcileReport,
   SETTLEMENT_HEADER,
 } from '../src/modules/reconciliation/service.js';
+import { operator } from './backoffice-harness.js';
 import {
   createMerchant,
   databases,
@@ -24,6 +25,7 @@ import {
   TEST_MASTER_KEY,
   type TestPlatform,
 } from './harness.js';
+import { fund, payoutInput } from './money-harness.js';
 
 const CLI = join(import.meta.dirname, '../src/cli/main.ts');
 const DEBTOR = { name: 'Paygate Payouts SA', iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' };
@@ -261,6 +263,85 @@ for (const database of databases()) {
         const garbage = await call({ channel: 'psp', file: 'not,a settlement', date: s.date });
         assert.equal(garbage.status, 400);
         assert.equal(garbage.body.msg, 'VALIDATION_FAILED');
+      } finally {
+        await platform.close();
+      }
+    });
+
+    it("the back office reconciles against the channel's CSV or a bank's camt.054 (booked entries only), and refuses a file that is neither", async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'paygate-reconcile-bo-'));
+      const channelsFile = join(dir, 'channels.json');
+      // Two channels whose simulator is never called (the files are given), each serving a currency
+      // the orders below are not in: they are made in the sandbox, then given the channel's name.
+      const channel = (name: string, currency: string, code: string) => ({
+        name,
+        kind: 'psp-sim',
+        methods: [{ currency, code }],
+        payouts: [currency],
+        baseUrl: 'http://127.0.0.1:9',
+        secret: 'a-simulator-secret-of-enough-length',
+        timeoutMs: 1_000,
+      });
+      writeFileSync(
+        channelsFile,
+        JSON.stringify({ channels: [channel('psp', 'MXN', 'SPEI'), channel('bank', 'USD', 'CARD')] }),
+      );
+      const platform = await startTestPlatform({
+        database,
+        config: { runWorkers: false },
+        env: { PAYGATE_CHANNELS: channelsFile },
+      });
+      try {
+        const finance = await operator(platform, 'finance');
+        const s = await scenario(platform);
+        const run = async (body: Record<string, unknown>) => finance.boPost<ReconcileReport>('/reconciliation', body);
+
+        const csv = await run({ channel: 'psp', date: s.date, settlement: s.clean });
+        assert.equal(csv.status, 200, csv.text);
+        assert.equal(csv.body.data?.matched, 4);
+        assert.deepEqual(csv.body.data?.mismatches, []);
+
+        // A payout the bank booked, and one it rejected before booking (in no camt.054).
+        const merchant = await createMerchant(platform);
+        await fund(platform, merchant, '500.00');
+        const payout = async () => {
+          const created = await post<{ orderNo: string }>(platform, merchant, '/api/v1/payouts', payoutInput());
+          const orderNo = created.body.data?.orderNo as string;
+          assert.equal((await post(platform, merchant, '/api/v1/payouts/confirm', { orderNo })).status, 200);
+          await platform.services.db.query(`UPDATE payouts SET channel = 'bank' WHERE order_no = $1`, [orderNo]);
+          return orderNo;
+        };
+        const [booked, rejected] = [await payout(), await payout()];
+        await platform.services.db.transaction((tx) =>
+          platform.services.payouts.applyChannelReports(tx, 'bank', [
+            { orderNo: booked, status: 'SUCCEEDED' },
+            { orderNo: rejected, status: 'FAILED' },
+          ]),
+        );
+        const camt = writeCamt054({
+          msgId: 'CN-BACKOFFICE',
+          createdAt: new Date(),
+          account: DEBTOR,
+          entries: [
+            {
+              status: 'BOOK',
+              creditDebit: 'DBIT',
+              amount: '100.00',
+              currency: 'BRL',
+              bookingDate: s.date,
+              bankTransactionCode: { domain: 'PMNT', family: 'ICDT', subFamily: 'ESCT' },
+              transactions: [{ endToEndId: booked, amount: '100.00' }],
+            },
+          ],
+        });
+        const fromBank = await run({ channel: 'bank', date: s.date, settlement: camt });
+        assert.equal(fromBank.status, 200, fromBank.text);
+        assert.equal(fromBank.body.data?.matched, 1);
+        assert.deepEqual(fromBank.body.data?.mismatches, [], 'the rejected payout is in no booked file');
+
+        const neither = await run({ channel: 'bank', date: s.date, settlement: '<Document/>' });
+        assert.equal(neither.status, 400);
+        assert.equal((neither.body as unknown as { msg: string }).msg, 'VALIDATION_FAILED');
       } finally {
         await platform.close();
       }

@@ -470,7 +470,10 @@ function Reconciliation() {
               {(props) => <input {...props} type="date" name="date" required defaultValue={today()} />}
             </Field>
           </div>
-          <Field label="Settlement file (CSV)" hint="Optional for a channel that keeps its own list of the day.">
+          <Field
+            label="Settlement file (CSV or camt.054)"
+            hint="The channel's CSV or a bank's camt.054 notification, as paygate reconcile reads them. Optional for a channel that keeps its own list of the day."
+          >
             {(props) => <textarea {...props} name="settlement" rows={3} spellCheck={false} />}
           </Field>
           <SubmitButton disabled={action.busy || !channels.data}>Reconcile</SubmitButton>

@@ -27,7 +27,7 @@ import type { Merchants } from '../merchants/service.js';
 import type { PlatformKeys } from '../platform-keys/service.js';
 import type { Role as PortalRole } from '../portal/access.js';
 import { csvRow } from '../portal/csv.js';
-import { dayOf, reconcile, parseSettlement, reconcileReceipts } from '../reconciliation/service.js';
+import { dayOf, readSettlementText, reconcile, reconcileReceipts } from '../reconciliation/service.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { OPERATOR_ACCESS, type OperatorRole, OPERATOR_ROLES } from './access.js';
 import { maskValue } from './masking.js';
@@ -126,7 +126,10 @@ const reconciliationBody = z
   .object({
     channel: z.string().max(100),
     date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD'),
-    /** A settlement file's CSV text (paygate reconcile's format); without it, the channel's own list of the day. */
+    /**
+     * A settlement file's text, as `paygate reconcile` reads it: the CSV, or a bank's camt.054 (its
+     * booked entries); without it, the channel's own list of the day.
+     */
     settlement: z.string().max(5_000_000).optional(),
   })
   .strict();
@@ -469,13 +472,13 @@ function moneyRoutes(auth: FastifyInstance, services: BackofficeServices, actorO
     const day = dayRange(body.date, 'date');
     let report;
     if (body.settlement !== undefined) {
-      let lines;
+      let file;
       try {
-        lines = parseSettlement(body.settlement);
+        file = readSettlementText(body.settlement);
       } catch (error) {
         throw validationFailed([{ field: 'settlement', message: (error as Error).message }]);
       }
-      report = await reconcile(services.db, body.channel, body.date, lines);
+      report = await reconcile(services.db, body.channel, body.date, file.lines, file.booked);
     } else {
       if (!connector.receivedBetween) {
         throw validationFailed([
