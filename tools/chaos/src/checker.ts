@@ -677,6 +677,13 @@ export function checkCampaign(input: CheckInput): RuleResult[] {
     inbox.count(`${file.message ?? 'unknown'} files`);
   }
   for (const batch of db.batchBookings) {
+    if (batch.state !== 'applied' && bookedShortOfRejected(batch, input.bank)) {
+      // The bank booked the file without the transfers it had rejected: a count the file's is not,
+      // which decisions.md has the platform refuse (logged, nothing changed); the pain.002 settles
+      // the rest, as "every order's state is its channel's" checks.
+      inbox.count('batch bookings of files booked short of their rejected transfers, refused');
+      continue;
+    }
     inbox.check(
       batch.state === 'applied',
       () => `batch booking of ${batch.msgId}: ${batch.state} ${batch.reason ?? ''}`,
@@ -782,4 +789,18 @@ function channelTruth(record: OrderRecord, stored: DbOrder, input: CheckInput): 
     ...(record.confirmed === 'unknown' ? ['PENDING'] : []),
     ...unknown,
   ].join('|');
+}
+
+/**
+ * A batch booking the platform refused because its count is the file's less the transfers the bank
+ * rejected ("NbOfTxs 2 is not the 3 payouts of file …", one of the three rejected at the bank).
+ */
+function bookedShortOfRejected(
+  batch: { readonly msgId: string | null; readonly reason: string | null },
+  bank: BankView,
+): boolean {
+  const counts = /^NbOfTxs (\d+) is not the (\d+) payouts of file /.exec(batch.reason ?? '');
+  if (!counts || batch.msgId === null) return false;
+  const rejected = bank.transfers.filter((t) => t.msgId === batch.msgId && t.status === 'rejected').length;
+  return rejected > 0 && Number(counts[1]) + rejected === Number(counts[2]);
 }

@@ -397,6 +397,27 @@ describe('the checker', () => {
     });
   }
 
+  test("a batch booking short of the file's transfers the bank rejected is refused and explained; short for no reason, not", () => {
+    const w = world();
+    // MSG1 held a second transfer, which the bank rejected: it booked the file as one transfer of two.
+    w.bank.transfers.push({
+      endToEndId: 'W9',
+      msgId: 'MSG1',
+      status: 'rejected',
+      reported: true,
+      amount: '5.00',
+      returns: [],
+    });
+    w.batchBookings[0] = { msgId: 'MSG1', state: 'mismatch', reason: 'NbOfTxs 1 is not the 2 payouts of file MSG1' };
+    const results = check(w);
+    assert.deepEqual(broken(results), []);
+    const inbox = results.find((r) => /batch booking matched/.test(r.rule));
+    assert.match(JSON.stringify(inbox), /booked short of their rejected transfers/);
+    // The same count with nothing rejected at the bank is a real mismatch.
+    w.bank.transfers.pop();
+    assert.ok(broken(check(w)).some((r) => /batch booking matched/.test(r)));
+  });
+
   test('a 5xx inside an API instance kill is explained; one of the sandbox during a PSP outage is not', () => {
     const w = world();
     w.history.attempts.push(attempt('n7', 0, T + 100, { error: 'ECONNRESET' }));
