@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   ControlRefusal,
   controlInput,
@@ -214,7 +215,7 @@ export function buildSimulator(config: SimulatorConfig, deps: SimulatorDeps = {}
     if (path.startsWith('/v1/')) {
       // A slow provider still does what it was asked, after the caller may have stopped waiting.
       if (slowMs > 0) {
-        await new Promise((resolve) => setTimeout(resolve, slowMs));
+        await delay(slowMs);
         slowed.add(request);
       }
       authenticate(request, body);

@@ -115,7 +115,14 @@ export interface DbState {
     readonly state: string;
     readonly reason: string | null;
   }[];
-  readonly batchBookings: { readonly msgId: string | null; readonly state: string; readonly reason: string | null }[];
+  readonly batchBookings: {
+    readonly msgId: string | null;
+    readonly state: string;
+    readonly reason: string | null;
+    /** The entry's count (`NbOfTxs`) and that of the file it names (when it names one). */
+    readonly transactions: number | null;
+    readonly fileTransactions: number | null;
+  }[];
 }
 
 export interface DbCredit {
@@ -209,10 +216,17 @@ export async function readDatabase(db: Pool): Promise<DbState> {
     state: r.state,
     reason: r.reason ?? null,
   }));
-  const batchBookings = (await db.query(`SELECT msg_id, state, reason FROM sepa_batch_bookings`)).rows.map((r) => ({
+  const batchBookings = (
+    await db.query(
+      `SELECT b.msg_id, b.state, b.reason, b.transactions, f.transactions AS file_transactions
+         FROM sepa_batch_bookings b LEFT JOIN sepa_files f ON f.id = b.file_id`,
+    )
+  ).rows.map((r) => ({
     msgId: r.msg_id ?? null,
     state: r.state,
     reason: r.reason ?? null,
+    transactions: r.transactions ?? null,
+    fileTransactions: r.file_transactions ?? null,
   }));
   return { orders, events, postings, accounts, sepaFiles, credits, bankInbox, batchBookings };
 }
@@ -792,15 +806,11 @@ function channelTruth(record: OrderRecord, stored: DbOrder, input: CheckInput): 
 }
 
 /**
- * A batch booking the platform refused because its count is the file's less the transfers the bank
- * rejected ("NbOfTxs 2 is not the 3 payouts of file …", one of the three rejected at the bank).
+ * A batch booking whose count is its file's less the transfers the bank rejected (2 of a 3-payout
+ * file, one of the three rejected at the bank): one the platform refuses, as decisions.md says.
  */
-function bookedShortOfRejected(
-  batch: { readonly msgId: string | null; readonly reason: string | null },
-  bank: BankView,
-): boolean {
-  const counts = /^NbOfTxs (\d+) is not the (\d+) payouts of file /.exec(batch.reason ?? '');
-  if (!counts || batch.msgId === null) return false;
+function bookedShortOfRejected(batch: DbState['batchBookings'][number], bank: BankView): boolean {
+  if (batch.msgId === null || batch.transactions === null || batch.fileTransactions === null) return false;
   const rejected = bank.transfers.filter((t) => t.msgId === batch.msgId && t.status === 'rejected').length;
-  return rejected > 0 && Number(counts[1]) + rejected === Number(counts[2]);
+  return rejected > 0 && batch.transactions + rejected === batch.fileTransactions;
 }

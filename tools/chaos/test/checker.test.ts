@@ -231,7 +231,7 @@ function world(): World {
       { name: 'pain002-1.xml', message: 'pain.002.001.10', state: 'applied', reason: null },
       { name: 'camt053-1.xml', message: 'camt.053.001.08', state: 'applied', reason: null },
     ],
-    batchBookings: [{ msgId: 'MSG1', state: 'applied', reason: null }],
+    batchBookings: [{ msgId: 'MSG1', state: 'applied', reason: null, transactions: 1, fileTransactions: 1 }],
     verdicts: new Map(),
   };
 }
@@ -376,7 +376,14 @@ describe('the checker', () => {
     ],
     [
       'a mismatched batch booking',
-      (w) => (w.batchBookings[0] = { msgId: 'MSG1', state: 'mismatch', reason: 'count' }),
+      (w) =>
+        (w.batchBookings[0] = {
+          msgId: 'MSG1',
+          state: 'mismatch',
+          reason: 'count',
+          transactions: 2,
+          fileTransactions: 1,
+        }),
       /batch booking matched/,
     ],
     [
@@ -408,7 +415,13 @@ describe('the checker', () => {
       amount: '5.00',
       returns: [],
     });
-    w.batchBookings[0] = { msgId: 'MSG1', state: 'mismatch', reason: 'NbOfTxs 1 is not the 2 payouts of file MSG1' };
+    w.batchBookings[0] = {
+      msgId: 'MSG1',
+      state: 'mismatch',
+      reason: 'NbOfTxs 1 is not the 2 payouts of file MSG1',
+      transactions: 1,
+      fileTransactions: 2,
+    };
     const results = check(w);
     assert.deepEqual(broken(results), []);
     const inbox = results.find((r) => /batch booking matched/.test(r.rule));
