@@ -14,6 +14,7 @@ import {
   type Upkeep,
 } from './pipeline.js';
 import { BUSINESS_SAVEPOINT, NonceRefused, type RequestNonce } from './request-nonce.js';
+import { parseTimestamptz } from './timestamps.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -900,7 +901,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
       keepAlive: true,
       types: {
         getTypeParser: ((oid: number, format?: string) =>
-          oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+          oid === 20
+            ? parseInt8
+            : oid === 1184
+              ? parseTimestamptz
+              : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
       },
     };
     const pool = new pg.Pool({ ...settings, max });
