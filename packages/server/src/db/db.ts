@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
-import { parse as pgliteParse, PGlite, protocol, type Results } from '@electric-sql/pglite';
+import { PGlite, protocol } from '@electric-sql/pglite';
 import { type DirectoryLock, lockDirectory } from '@paygate/dir-lock';
 import pg from 'pg';
 import { DomainError } from '../errors.js';
@@ -14,6 +14,7 @@ import {
   type Upkeep,
 } from './pipeline.js';
 import { BUSINESS_SAVEPOINT, NonceRefused, type RequestNonce } from './request-nonce.js';
+import { readResults } from './pglite-results.js';
 import { parseTimestamptz } from './timestamps.js';
 
 /** A row-returning query's result. */
@@ -740,15 +741,23 @@ class PgliteDb implements Db {
     parts.push(serialize.bind({ statement: name, values: params.map(textParam) }));
     if (around) parts.push(STATEMENT_TAIL, around[1], SYNC);
     else parts.push(BIND_TAIL);
-    let messages: Awaited<ReturnType<PGlite['execProtocol']>>['messages'];
+    // The backend's bytes as they come (see readResults), copied out of the WebAssembly memory.
+    const answer: Buffer[] = [];
     try {
-      ({ messages } = await this.pglite.execProtocol(concat(parts), { syncToFs: false }));
+      await this.pglite.execProtocolRawStream(concat(parts), {
+        syncToFs: false,
+        onRawData: (chunk) => answer.push(Buffer.from(chunk)),
+      });
     } finally {
       // Parsed whether or not the statement after them failed (a Parse is not undone by an abort).
       if (keep) this.switchesParsed = true;
     }
+    const { results, error } = readResults<T>(
+      answer.length === 1 ? (answer[0] as Buffer) : Buffer.concat(answer),
+      this.pglite.parsers,
+    );
+    if (error) throw error;
     if (fresh) this.parsed.set(name, now);
-    const results = pgliteParse.parseResults(messages, this.pglite.parsers) as Results<T>[];
     // With a switch, the statement's result is the second (the first switch's is first).
     const result = around ? results[1] : results[0];
     const rows = result?.rows ?? [];
