@@ -341,6 +341,12 @@ function classify(error: unknown): never {
 
 const parseInt8 = (value: string) => BigInt(value);
 
+/** The types `pg` reads our way: int8 as `bigint`, timestamptz by its ISO form (db/timestamps.ts). */
+const OWN_PARSERS = new Map<number, (value: string) => unknown>([
+  [pg.types.builtins.INT8, parseInt8],
+  [pg.types.builtins.TIMESTAMPTZ, parseTimestamptz],
+]);
+
 class PostgresDb implements Db {
   readonly kind = 'postgres';
   constructor(
@@ -910,11 +916,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
       keepAlive: true,
       types: {
         getTypeParser: ((oid: number, format?: string) =>
-          oid === 20
-            ? parseInt8
-            : oid === 1184
-              ? parseTimestamptz
-              : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+          OWN_PARSERS.get(oid) ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
       },
     };
     const pool = new pg.Pool({ ...settings, max });

@@ -15,6 +15,9 @@ interface Columns {
   readonly parsers: (Parser | undefined)[];
 }
 
+/** The commands whose CommandComplete row count PGlite adds to `affectedRows`. */
+const COUNTED = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
+
 /** The fields of an ErrorResponse, by their code, as PostgreSQL's protocol names them. */
 const ERROR_FIELDS: Record<string, keyof messages.DatabaseError> = {
   S: 'severity',
@@ -77,7 +80,7 @@ export function readResults<T>(
         // C: CommandComplete
         const tag = bytes.toString('utf8', body, end - 1).split(' ');
         const count = Number.parseInt(tag[tag.length - 1] as string, 10);
-        if (['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE'].includes(tag[0] as string)) affected += count;
+        if (COUNTED.has(tag[0] as string)) affected += count;
         results.push({ rows, affectedRows: affected });
         columns = undefined;
         rows = [];

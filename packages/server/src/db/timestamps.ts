@@ -42,8 +42,9 @@ export function parseTimestamptz(text: string): Date | number | null {
   if (text.charCodeAt(at) === 46) {
     // .: up to microseconds; the first three digits are the milliseconds, the rest truncated.
     at++;
-    for (let place = 0; at < length && !Number.isNaN(digit(text, at)); place++, at++) {
-      if (place < 3) millisecond += digit(text, at) * 10 ** (2 - place);
+    const first = at;
+    for (let value = digit(text, at); !Number.isNaN(value); value = digit(text, ++at)) {
+      if (at - first < 3) millisecond += value * 10 ** (2 - (at - first));
     }
   }
   const sign = text.charCodeAt(at);
