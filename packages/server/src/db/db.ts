@@ -15,7 +15,7 @@ import {
 } from './pipeline.js';
 import { BUSINESS_SAVEPOINT, NonceRefused, type RequestNonce } from './request-nonce.js';
 import { readResults } from './pglite-results.js';
-import { parseTimestamptz } from './timestamps.js';
+import { CollectingQuery, parseInt8, typeParser } from './pg-rows.js';
 
 /** A row-returning query's result. */
 export interface QueryResult<T> {
@@ -306,10 +306,9 @@ function runStatement<T>(
   return new Promise((resolve, reject) => {
     // A callback, not 'end'/'error' listeners: pg wraps it for query_timeout, and a query with a
     // callback reports its error only there.
-    const query = new pg.Query<T & pg.QueryResultRow>(pgQuery(sql, params), (error, result) =>
-      error ? reject(error) : resolve({ rows: result.rows as T[], rowCount: result.rowCount ?? 0 }),
+    const query = new CollectingQuery<T>(pgQuery(sql, params), rows, (error, result) =>
+      error ? reject(error) : resolve({ rows, rowCount: result.rowCount ?? 0 }),
     );
-    query.on('row', (row) => rows.push(row));
     client.query(query);
   });
 }
@@ -338,14 +337,6 @@ function classify(error: unknown): never {
     ? new DatabaseUnavailableError(error)
     : error;
 }
-
-const parseInt8 = (value: string) => BigInt(value);
-
-/** The types `pg` reads our way: int8 as `bigint`, timestamptz by its ISO form (db/timestamps.ts). */
-const OWN_PARSERS = new Map<number, (value: string) => unknown>([
-  [pg.types.builtins.INT8, parseInt8],
-  [pg.types.builtins.TIMESTAMPTZ, parseTimestamptz],
-]);
 
 class PostgresDb implements Db {
   readonly kind = 'postgres';
@@ -479,10 +470,7 @@ class PostgresDb implements Db {
         await client.query('BEGIN');
       }
       const tx: Queryable = {
-        async query<R>(sql: Sql, params: readonly unknown[] = []) {
-          const result = await client.query(pgQuery(sql, params));
-          return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
-        },
+        query: <R>(sql: Sql, params: readonly unknown[] = []) => runStatement<R>(client, sql, params, []),
       };
       try {
         value = await work(tx);
@@ -914,10 +902,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
       // server that stopped answering altogether (a half-open socket after a network failure).
       ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + 5_000 } : {}),
       keepAlive: true,
-      types: {
-        getTypeParser: ((oid: number, format?: string) =>
-          OWN_PARSERS.get(oid) ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-      },
+      types: { getTypeParser: typeParser },
     };
     const pool = new pg.Pool({ ...settings, max });
     // An idle connection that breaks (terminated backend, failover, a pooler's idle timeout)

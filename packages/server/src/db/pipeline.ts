@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import pg from 'pg';
+import { CollectingQuery } from './pg-rows.js';
 
 /**
  * A statement that was behind the one the server ended the connection on with a FATAL error (a
@@ -156,15 +157,14 @@ export class PipelinedConnection {
       return await new Promise<pg.QueryResult<T>>((resolve, reject) => {
         // Rows collected as they arrive: a write whose commit the connection did not live to
         // confirm still has them (see CommittedLocally).
-        const query = new pg.Query<T>(config, (error, result) => {
+        const query = new CollectingQuery<T>(config, rows, (error, result) => {
           answered();
           // The server's FATAL reaches the statement running, before those behind it fail when
           // the socket closes.
           if (endsSession(error)) session.endedByServer = true;
           if (error) reject(error);
-          else resolve(result);
+          else resolve({ ...result, rows });
         });
-        query.on('row', (row: T) => rows.push(row));
         session.client.query(query);
       });
     } catch (error) {
