@@ -19,6 +19,12 @@ interface Columns {
   readonly fields: readonly pg.FieldDef[];
   readonly names: readonly string[];
   readonly parsers: readonly ((value: string) => unknown)[];
+  /**
+   * A row of this statement with every column null: each row starts as its copy, so that every
+   * row of a statement has one shape, its columns in the object itself (V8 copies such an object
+   * by its shape, where properties added one by one grow a separate store as they come).
+   */
+  readonly template: Readonly<Record<string, null>>;
 }
 
 /**
@@ -48,6 +54,7 @@ function columnsOf(key: string, fields: readonly pg.FieldDef[]): Columns {
     fields,
     names: fields.map((field) => field.name),
     parsers: fields.map((field) => typeParser(field.dataTypeID, field.format as 'text' | 'binary')),
+    template: Object.fromEntries(fields.map((field) => [field.name, null])),
   };
   if (kept.size < MAX_KEPT || known) kept.set(key, columns);
   return columns;
@@ -96,9 +103,9 @@ export class CollectingQuery<T> extends pg.Query {
     if (this._canceledDueToError) return;
     const columns = this.columns;
     if (!columns) return;
-    const { names, parsers } = columns;
+    const { names, parsers, template } = columns;
     const values = message.fields;
-    const row: Record<string, unknown> = {};
+    const row: Record<string, unknown> = { ...template };
     try {
       for (let i = 0; i < values.length; i++) {
         const value = values[i];
