@@ -100,3 +100,9 @@ test('CollectingQuery: a failing statement fails as in pg, and the connection go
   assert.equal(ours.message, theirs.message);
   assert.deepStrictEqual((await collected({ text: 'SELECT 1::int AS one' })).rows, [{ one: 1 }]);
 });
+
+test('CollectingQuery: columns of one name, the last one wins as in pg', { skip, timeout }, async () => {
+  const { theirs, ours } = await both({ text: 'SELECT 1::int AS a, 2::int AS b, 3::int AS a' });
+  assert.deepStrictEqual(ours, theirs);
+  assert.deepStrictEqual(ours.rows, [{ a: 3, b: 2 }]);
+});
