@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
-import { CollectingQuery, typeParser } from '../src/db/pg-rows.js';
+import { tmpdir } from 'node:os';
+import { openDatabase, prepared } from '../src/db/db.js';
+import { CollectingQuery, keptColumns, typeParser } from '../src/db/pg-rows.js';
 
 // CollectingQuery against pg's own Query on a real PostgreSQL: the same rows, row counts and
 // errors, for the same statements, with the same type parsers.
@@ -25,7 +27,9 @@ function collected(config: pg.QueryConfig): Promise<{ rows: unknown[]; rowCount:
   const rows: unknown[] = [];
   return new Promise((resolve, reject) => {
     client.query(
-      new CollectingQuery(config, rows, (error, result) => (error ? reject(error) : resolve({ rows, rowCount: result.rowCount }))),
+      new CollectingQuery(config, rows, (error, result) =>
+        error ? reject(error) : resolve({ rows, rowCount: result.rowCount }),
+      ),
     );
   });
 }
@@ -61,7 +65,10 @@ test('CollectingQuery: the rows and counts pg gives, every type the platform rea
 test('CollectingQuery: writes and their counts, with and without RETURNING', { skip, timeout }, async () => {
   const writes: [number, pg.QueryConfig][] = [
     [1, { text: `INSERT INTO ${table} (id, name, at) SELECT g, 'n' || g, now() FROM generate_series(1, 5) AS g` }],
-    [2, { text: `INSERT INTO ${table} (id, name) SELECT g, 'n' || g FROM generate_series(6, 8) AS g RETURNING id, name` }],
+    [
+      2,
+      { text: `INSERT INTO ${table} (id, name) SELECT g, 'n' || g FROM generate_series(6, 8) AS g RETURNING id, name` },
+    ],
     [3, { text: `UPDATE ${table} SET name = name || '!' WHERE id <= $1 RETURNING *`, values: [4] }],
     [4, { text: `DELETE FROM ${table} WHERE id > $1`, values: [6] }],
   ];
@@ -72,7 +79,10 @@ test('CollectingQuery: writes and their counts, with and without RETURNING', { s
     await client.query('ROLLBACK');
     const ours = await collected(config);
     assert.ok(ours.rowCount && ours.rowCount > 0, `statement ${n} changed rows`);
-    assert.deepStrictEqual({ rows: ours.rows, rowCount: ours.rowCount }, { rows: theirs.rows, rowCount: theirs.rowCount });
+    assert.deepStrictEqual(
+      { rows: ours.rows, rowCount: ours.rowCount },
+      { rows: theirs.rows, rowCount: theirs.rowCount },
+    );
   }
   const { theirs, ours } = await both({ text: `SELECT * FROM ${table} ORDER BY id` });
   assert.deepStrictEqual(ours, theirs);
@@ -83,7 +93,9 @@ test('CollectingQuery: the same text after its columns changed reads the new col
   const config = { text: `SELECT * FROM ${table} WHERE id = 1` };
   const first = await collected(config);
   assert.deepStrictEqual(Object.keys(first.rows[0] as object), ['id', 'name', 'at']);
-  await client.query(`ALTER TABLE ${table} ADD COLUMN amount int8 DEFAULT 7, ALTER COLUMN name TYPE int8 USING length(name)`);
+  await client.query(
+    `ALTER TABLE ${table} ADD COLUMN amount int8 DEFAULT 7, ALTER COLUMN name TYPE int8 USING length(name)`,
+  );
   const { theirs, ours } = await both(config);
   assert.deepStrictEqual(ours, theirs);
   // name was 'n1!' (the UPDATE above): its length, 3.
@@ -106,3 +118,27 @@ test('CollectingQuery: columns of one name, the last one wins as in pg', { skip,
   assert.deepStrictEqual(ours, theirs);
   assert.deepStrictEqual(ours.rows, [{ a: 3, b: 2 }]);
 });
+
+test(
+  'the db layer reads its rows here: pool statements, pipelined ones and a transaction',
+  { skip, timeout },
+  async () => {
+    const db = await openDatabase({ databaseUrl: process.env.TEST_DATABASE_URL, dataDir: tmpdir() });
+    try {
+      const pooled = `SELECT 1::int AS pooled, ${process.pid}::int AS pid`;
+      const read = prepared(`pg_rows_read_${process.pid}`, 'SELECT 2::int8 AS piped');
+      const write = prepared(`pg_rows_write_${process.pid}`, `SELECT 3::int AS written, now() AS at FOR UPDATE`);
+      const inside = `SELECT 4::int AS inside, ${process.pid}::int AS pid`;
+      assert.deepStrictEqual((await db.query(pooled)).rows, [{ pooled: 1, pid: process.pid }]);
+      assert.deepStrictEqual((await db.query(read)).rows, [{ piped: 2n }]);
+      assert.equal((await db.query<{ written: number }>(write)).rows[0]?.written, 3);
+      assert.deepStrictEqual((await db.transaction((tx) => tx.query(inside))).rows, [{ inside: 4, pid: process.pid }]);
+      assert.deepStrictEqual(keptColumns(pooled), ['pooled', 'pid']);
+      assert.deepStrictEqual(keptColumns(read.name), ['piped']);
+      assert.deepStrictEqual(keptColumns(write.name), ['written', 'at']);
+      assert.deepStrictEqual(keptColumns(inside), ['inside', 'pid']);
+    } finally {
+      await db.close();
+    }
+  },
+);

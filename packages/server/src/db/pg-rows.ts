@@ -60,6 +60,9 @@ function columnsOf(key: string, fields: readonly pg.FieldDef[]): Columns {
   return columns;
 }
 
+/** The column names kept for a statement's name or text, if its rows were read here. */
+export const keptColumns = (key: string): readonly string[] | undefined => kept.get(key)?.names;
+
 /** What pg's connection hands a query for a RowDescription and a DataRow (pg-protocol's messages). */
 interface RowDescription {
   readonly fields: pg.FieldDef[];
@@ -109,7 +112,8 @@ export class CollectingQuery<T> extends pg.Query {
     try {
       for (let i = 0; i < values.length; i++) {
         const value = values[i];
-        row[names[i] as string] = value === null || value === undefined ? null : (parsers[i] as (v: string) => unknown)(value);
+        row[names[i] as string] =
+          value === null || value === undefined ? null : (parsers[i] as (v: string) => unknown)(value);
       }
     } catch (error) {
       this._canceledDueToError = error;
