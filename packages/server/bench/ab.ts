@@ -18,6 +18,7 @@ import {
   type BenchMerchant,
   type Charged,
   fire,
+  mid,
   onboard,
   type Prepared,
   pinBackends,
@@ -159,7 +160,6 @@ async function side(name: string, root: string, database: BenchDatabase) {
   };
 }
 
-const mid = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
 const µs = (ms: number) => (1000 * ms).toFixed(0);
 
 for (const kind of benchDatabases()) {

@@ -13,6 +13,7 @@ import {
   cpuRatio,
   databaseLabel,
   fire,
+  mid,
   onboard,
   type Prepared,
   type Run,
@@ -242,10 +243,6 @@ interface Figure {
   /** The highest pair's figure less the lowest's. */
   readonly spread: number;
 }
-
-/** The median of `values` (of an even count, the upper of the two middle ones). */
-const mid = (values: readonly number[]): number =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 /** `values` per pair as a Figure; `worse` says whether the low or the high end is the worst. */
 function figure(values: readonly number[], worse: 'low' | 'high'): Figure {

@@ -9,11 +9,10 @@
 //   AB_A=/path/to/checkout-a AB_B=/path/to/checkout-b [DB_AB_STATEMENTS=read,page,write]
 //   [AB_ROUNDS=12] [DB_AB_PER_ROUND=20000]
 //   node --conditions=source --import tsx packages/server/bench/db-ab.ts
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { backendsOf, benchDatabase, pinBackends, pinByDefault } from './load.js';
+import { backendsOf, benchDatabase, mid, pin, pinBackends, pinByDefault } from './load.js';
 import type * as DbModule from '../src/db/db.js';
 
 const A = process.env.AB_A;
@@ -57,8 +56,7 @@ const modules = { A: await load(A), B: await load(B) };
 const options = { databaseUrl: url, dataDir: database.dataDir };
 const dbs = { A: await modules.A.openDatabase(options), B: await modules.B.openDatabase(options) };
 const backends = await backendsOf(url);
-if (pinByDefault())
-  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '0', String(process.pid)], { stdio: 'ignore' });
+if (pinByDefault()) pin(0, process.pid);
 
 /** µs of this process's CPU per statement over `n` runs of `name` on side `side`. */
 async function round(side: 'A' | 'B', name: string, n: number): Promise<number> {
@@ -77,7 +75,6 @@ async function round(side: 'A' | 'B', name: string, n: number): Promise<number> 
   return (used.user + used.system) / n;
 }
 
-const mid = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] as number;
 try {
   for (const name of chosen) {
     for (const side of ['A', 'B'] as const) await round(side, name, PER_ROUND / 4);

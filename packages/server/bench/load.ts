@@ -141,6 +141,10 @@ export async function backendsOf(url: string): Promise<{ pids: () => Promise<num
   };
 }
 
+/** The median of `values` (of an even count, the upper of the two middle ones). */
+export const mid = (values: readonly number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
 /** The run with the median rate. */
 export const median = (runs: readonly Run[]): Run =>
   [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)] as Run;
@@ -257,7 +261,8 @@ export function pinByDefault(): boolean {
   return pinned;
 }
 
-function pin(cpu: 0 | 1, pid: number): void {
+/** Process `pid` and its threads onto CPU `cpu`. */
+export function pin(cpu: 0 | 1, pid: number): void {
   execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
