@@ -3,7 +3,12 @@
 // ceiling's and the platform's, from `npm run bench` with BENCH_CPU_PROF=<dir>, which writes them
 // to <dir>/ceiling and <dir>/platform), their self time set side by side per request.
 //
-//   node scripts/profile-diff.mjs [--skip=SECONDS] [--by=package|function] [--top=N] a.cpuprofile b.cpuprofile
+//   node scripts/profile-diff.mjs [--skip=SECONDS | --window=FROM-TO] [--by=package|function] [--top=N] a.cpuprofile b.cpuprofile
+//
+// --window keeps the samples taken between two instants of the machine's monotonic clock, in
+// microseconds (what `process.hrtime` counts and V8 stamps its samples with): the api section,
+// with BENCH_CPU_PROF, writes each row's window and its two servers' pids to <dir>/rows.json, so
+// that two whole-life profiles are set side by side over one row's rounds.
 //
 // Neither profile says how many requests it served, so the unit is a function both call exactly
 // once per request for the same work: the Ed25519 verification of the request's signature
@@ -18,13 +23,18 @@ const option = (name, fallback) => {
   return arg ? arg.slice(name.length + 3) : fallback;
 };
 const skipSeconds = Number(option('skip', '3'));
+const window = option('window', undefined)?.split('-').map(Number);
+if (window && (window.length !== 2 || !window.every(Number.isFinite) || window[0] >= window[1])) {
+  console.error('--window=FROM-TO: two instants in microseconds of the monotonic clock, FROM before TO');
+  process.exit(2);
+}
 const by = option('by', 'package');
 const top = Number(option('top', '30'));
 const UNIT = 'crypto_sign_verify_detached';
 const [first, second] = args.filter((arg) => !arg.startsWith('--'));
 if (!first || !second || (by !== 'package' && by !== 'function')) {
   console.error(
-    'usage: node scripts/profile-diff.mjs [--skip=SECONDS] [--by=package|function] [--top=N] <a.cpuprofile> <b.cpuprofile>',
+    'usage: node scripts/profile-diff.mjs [--skip=SECONDS | --window=FROM-TO] [--by=package|function] [--top=N] <a.cpuprofile> <b.cpuprofile>',
   );
   process.exit(2);
 }
@@ -39,7 +49,7 @@ function placeOf(url, functionName) {
   return file || functionName;
 }
 
-/** Self samples per key over the busy samples after `skipSeconds`, and the unit's samples. */
+/** Self samples per key over the busy samples after `skipSeconds` (or within `window`), and the unit's samples. */
 function selfTime(path) {
   const profile = JSON.parse(readFileSync(path, 'utf8'));
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -48,7 +58,10 @@ function selfTime(path) {
   let elapsedUs = 0;
   profile.samples.forEach((id, i) => {
     elapsedUs += profile.timeDeltas[i] ?? 0;
-    if (elapsedUs < skipSeconds * 1e6) return;
+    if (window) {
+      const at = profile.startTime + elapsedUs;
+      if (at < window[0] || at > window[1]) return;
+    } else if (elapsedUs < skipSeconds * 1e6) return;
     const { functionName, url } = nodes.get(id).callFrame;
     if (functionName === '(idle)') return;
     if (functionName.endsWith(UNIT)) unit++;
@@ -56,7 +69,10 @@ function selfTime(path) {
     const key = by === 'package' ? place : `${functionName || '(anonymous)'}  ${place}`;
     samples.set(key, (samples.get(key) ?? 0) + 1);
   });
-  if (unit === 0) throw new Error(`${path}: no sample in ${UNIT} after ${skipSeconds} s`);
+  if (unit === 0)
+    throw new Error(
+      `${path}: no sample in ${UNIT} ${window ? `within ${window.join('-')}` : `after ${skipSeconds} s`}`,
+    );
   return { samples, unit };
 }
 

@@ -28,6 +28,8 @@ import {
 } from './load.js';
 import { percent, STEAL_LIMIT } from '../../../scripts/steal.mjs';
 import { openDatabase } from '../src/db/db.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
  * How long one round of a row lasts (BENCH_API_ROUND_MS). Rounds of a fixed 4,000 creates or 6,000
@@ -330,6 +332,16 @@ async function seedNonces(database: BenchDatabase, accessKey: string, rows: numb
   return (performance.now() - started) / 1000;
 }
 
+/**
+ * BENCH_CPU_PROF=<dir>: besides each server's whole-life profile (load.ts), each row's window
+ * (microseconds of the monotonic clock, which V8 stamps its samples with) and the pids of the two
+ * servers it measured go to <dir>/rows.json: `node scripts/profile-diff.mjs --window=<window>` on
+ * the two profiles named by those pids sets the row's rounds side by side.
+ */
+const PROFILES = process.env.BENCH_CPU_PROF || undefined;
+const windows: { database: string; row: string; window: string; ceilingPid: number; platformPid: number }[] = [];
+const monotonicUs = () => process.hrtime.bigint() / 1000n;
+
 /** Every scenario against the real platform on one database, each next to the ceiling. */
 async function benchmark(database: BenchDatabase): Promise<void> {
   const kind = database.kind;
@@ -390,6 +402,7 @@ async function benchmark(database: BenchDatabase): Promise<void> {
         const ceilingRuns: Run[] = [];
         const realRuns: Run[] = [];
         let redone = 0;
+        const from = monotonicUs();
         while (realRuns.length < ROUNDS) {
           const ceilingRun = await fire(
             ceiling.url,
@@ -414,6 +427,17 @@ async function benchmark(database: BenchDatabase): Promise<void> {
           realRuns.push(realRun);
         }
         roundsRedone += redone;
+        if (PROFILES) {
+          windows.push({
+            database: kind,
+            row: label,
+            window: `${from}-${monotonicUs()}`,
+            ceilingPid: ceiling.child.pid as number,
+            platformPid: platform.child.pid as number,
+          });
+          mkdirSync(PROFILES, { recursive: true });
+          writeFileSync(join(PROFILES, 'rows.json'), `${JSON.stringify(windows, null, 2)}\n`);
+        }
         const steal = Math.max(...ceilingRuns.map((r) => r.steal), ...realRuns.map((r) => r.steal));
         if (steal > STEAL_LIMIT) stolenRows.push(`${label} (${percent(steal)})`);
         const pairs = realRuns.map((r, i) => ({ real: r, ceiling: ceilingRuns[i] as Run }));
