@@ -633,15 +633,6 @@ class EmbeddedPostgres extends PGlite {
 }
 
 /**
- * The embedded database's session with kept plans (see PgliteDb.run): every prepared statement
- * runs on its generic plan, made once and reused (KEPT_PLANS, the session's setting), and made as
- * index plans only: the first execution after each Parse runs between GUARDS_ON and GUARDS_OFF,
- * the same guards as PostgreSQL's pipelined reads connection (CACHED_INDEX_PLANS). Plain SQL with
- * parameters (parsed every time anyway) is planned for its parameters: it runs between CUSTOM_ON
- * and CUSTOM_OFF. Each switch is one statement (its settings at once, through set_config), parsed
- * once per session.
- */
-/**
  * The embedded database writes its WAL in the server's own thread, and PostgreSQL's default fills
  * each new 16 MB segment with zeroes before its first record: on 2026-12-06 the creates' batch that
  * crossed into a new segment was the slowest of its row (the batches' p99.9 18–21 ms and their
@@ -651,6 +642,16 @@ class EmbeddedPostgres extends PGlite {
  * checkpointer to recycle segments sooner), every segment is a new one.
  */
 const NEW_WAL_SEGMENTS_UNFILLED = 'SET wal_init_zero = off';
+
+/**
+ * The embedded database's session with kept plans (see PgliteDb.run): every prepared statement
+ * runs on its generic plan, made once and reused (KEPT_PLANS, the session's setting), and made as
+ * index plans only: the first execution after each Parse runs between GUARDS_ON and GUARDS_OFF,
+ * the same guards as PostgreSQL's pipelined reads connection (CACHED_INDEX_PLANS). Plain SQL with
+ * parameters (parsed every time anyway) is planned for its parameters: it runs between CUSTOM_ON
+ * and CUSTOM_OFF. Each switch is one statement (its settings at once, through set_config), parsed
+ * once per session.
+ */
 const KEPT_PLANS = 'SET plan_cache_mode = force_generic_plan';
 const SWITCHES = {
   guardsOn: {
@@ -964,14 +965,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
       parsers: { 20: parseInt8 },
     });
     await pglite.waitReady;
-    await pglite.exec(NEW_WAL_SEGMENTS_UNFILLED);
     // The embedded database has no autovacuum, so nothing ever invalidates a cached plan: a
     // generic plan chosen while a table was nearly empty (a scan of the merchant's orders instead
     // of the order-number index) would stay for good. So its prepared statements keep generic plans
     // made as index plans only and renewed (see PgliteDb.run), or, with embeddedPlanRenewalMs 0,
     // are planned for their actual parameters each time.
     const planRenewalMs = options.embeddedPlanRenewalMs ?? PLAN_RENEWAL_MS;
-    await pglite.exec(planRenewalMs > 0 ? KEPT_PLANS : PLAN_FOR_PARAMETERS);
+    await pglite.exec(`${NEW_WAL_SEGMENTS_UNFILLED}; ${planRenewalMs > 0 ? KEPT_PLANS : PLAN_FOR_PARAMETERS}`);
     return new PgliteDb(pglite, lock, planRenewalMs);
   } catch (error) {
     lock?.release();
